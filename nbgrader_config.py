@@ -1,0 +1,29 @@
+"""nbgrader configuration for the course repository.
+
+solutions/ is nbgrader's source (reference solutions, visible and hidden
+tests); exercises/ is the student release generated from it and committed.
+Grading state (submitted/, autograded/, feedback/, the gradebook) never lives
+in the repository: by default under ~/.cache/gdcourse/grading, or wherever
+GDCOURSE_GRADING_DIR points. `gdcourse grade` sets its own per-run folder.
+"""
+
+import os
+
+c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
+
+here = os.path.dirname(os.path.abspath(__file__))
+grading = os.environ.get("GDCOURSE_GRADING_DIR", os.path.expanduser("~/.cache/gdcourse/grading"))
+
+c.CourseDirectory.root = here
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.submitted_directory = os.path.join(grading, "submitted")
+c.CourseDirectory.autograded_directory = os.path.join(grading, "autograded")
+c.CourseDirectory.feedback_directory = os.path.join(grading, "feedback")
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(grading, "gradebook.db")
+c.CourseDirectory.course_id = "gdcourse"
+
+# Release notebooks carry no outputs, and the stub students replace is explicit.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.ClearOutput.enabled = True
