@@ -1,0 +1,46 @@
+"""Shared fixtures. Executing notebooks and building the book are slow, so
+each happens once per session and several tests read the result."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def executed_ci(tmp_path_factory):
+    """Every notebook of book/ and solutions/ executed at CI parameters.
+
+    Returns {relative source path: gdcourse.notebooks.Result}.
+    """
+    from gdcourse.notebooks import discover, report, run_all
+
+    out = tmp_path_factory.mktemp("executed-ci")
+    results = run_all(discover(ROOT), out, root=ROOT, profile="ci", jobs=2)
+    print("\n" + report(results, ROOT))
+    return {r.source.relative_to(ROOT).as_posix(): r for r in results}
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory, executed_ci):
+    """The HTML book built with -W from the CI-executed chapters."""
+    from gdcourse.book import build_html, stage
+
+    work = tmp_path_factory.mktemp("book")
+    staged = work / "src"
+    stage(ROOT, staged)
+    for rel, result in executed_ci.items():
+        if rel.startswith("book/"):
+            assert result.ok, f"{rel} did not execute: {result.error}"
+            (staged / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(result.output, staged / rel)
+    return build_html(staged, work / "out")

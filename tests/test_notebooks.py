@@ -1,0 +1,86 @@
+"""The papermill runner: parameters, timing, and a clear report of breakage.
+Also the conventions every notebook of the course keeps."""
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from gdcourse.notebooks import SETUP_CELL, discover, execute, parameters_for, report
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = discover(ROOT)
+
+
+def _write(path, cells, ci=None):
+    cells = [new_code_cell(src, metadata={"tags": tags}) for src, tags in cells]
+    nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    if ci is not None:
+        nb.metadata["gdcourse"] = {"ci_parameters": ci}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_ci_profile_injects_the_notebooks_own_parameters(tmp_path):
+    src = _write(tmp_path / "p.ipynb", [("epochs = 1000", ["parameters"]), ("print('epochs', epochs)", [])], ci={"epochs": 7})
+    assert parameters_for(src, "ci") == {"epochs": 7}
+    assert parameters_for(src, "reader") == {}
+    for profile, expected in [("ci", "epochs 7"), ("reader", "epochs 1000")]:
+        result = execute(src, tmp_path / f"out-{profile}.ipynb", profile=profile)
+        assert result.ok and result.seconds > 0
+        out = json.loads((tmp_path / f"out-{profile}.ipynb").read_text())
+        printed = "".join(o.get("text", "") for c in out["cells"] for o in c.get("outputs", []))
+        assert expected in printed
+
+
+def test_a_broken_notebook_reports_its_cell_and_error(tmp_path):
+    src = _write(tmp_path / "broken.ipynb", [("x = 1", []), ("y = 2", []), ("raise ValueError('loss is nan at step 3')", [])])
+    result = execute(src, tmp_path / "out.ipynb")
+    assert not result.ok
+    assert "cell 2" in result.error and "ValueError" in result.error and "loss is nan at step 3" in result.error
+    assert (tmp_path / "out.ipynb").exists()  # the executed copy is kept for inspection
+    text = report([result], tmp_path)
+    assert "FAILED" in text and "broken.ipynb" in text and "0 passed, 1 failed" in text
+
+
+def test_unknown_profile_is_rejected(tmp_path):
+    src = _write(tmp_path / "p.ipynb", [("pass", [])])
+    with pytest.raises(ValueError, match="profile"):
+        parameters_for(src, "huge")
+
+
+def test_the_course_has_notebooks_to_run():
+    names = {p.relative_to(ROOT).as_posix() for p in NOTEBOOKS}
+    assert "book/01-by-hand/01-the-loop.ipynb" in names
+    assert "solutions/ex01-gd-loop/ex01-gd-loop.ipynb" in names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_notebook_conventions(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert not any(c.get("outputs") for c in code), "commit notebooks without outputs; CI executes them"
+    setup = [c for c in code if "setup" in c.get("metadata", {}).get("tags", [])]
+    assert len(setup) == 1 and "".join(setup[0]["source"]) == SETUP_CELL, "the setup cell must be gdcourse.notebooks.SETUP_CELL"
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    ci = nb["metadata"].get("gdcourse", {}).get("ci_parameters")
+    assert isinstance(ci, dict), "metadata.gdcourse.ci_parameters must exist (it may be empty)"
+    if path.relative_to(ROOT).parts[0] == "book":
+        params = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+        assert len(params) == 1, "a chapter has exactly one cell tagged 'parameters'"
+        assert set(ci) <= _assigned_names("".join(params[0]["source"])), "every CI parameter must be a parameter of the notebook"
+
+
+def _assigned_names(source):
+    import ast
+
+    return {t.id for node in ast.parse(source).body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_notebook_executes_at_ci_parameters(path, executed_ci):
+    result = executed_ci[path.relative_to(ROOT).as_posix()]
+    assert result.ok, f"{path.name} broke: {result.error} (executed copy: {result.output})"
+    assert result.seconds < 60, f"{path.name} took {result.seconds:.0f} s at CI parameters; the budget is 60 s"

@@ -1,0 +1,53 @@
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from gdcourse.plot import plot_losses, plot_lr_sweep  # noqa: E402
+
+
+def test_plot_losses_draws_each_curve_and_marks_divergence():
+    ax = plot_losses({"ok": [4.0, 2.0, 1.0], "boom": [1.0, 10.0, np.inf, np.nan]})
+    lines = ax.get_lines()
+    assert [l.get_label() for l in lines if not l.get_label().startswith("_")] == ["ok", "boom"]
+    ok, boom, marker = lines
+    assert list(ok.get_ydata()) == [4.0, 2.0, 1.0]
+    assert list(boom.get_ydata()) == [1.0, 10.0]  # stops at the first non-finite value
+    assert marker.get_marker() == "x" and list(marker.get_ydata()) == [10.0]
+    assert ax.get_yscale() == "log"
+    plt.close("all")
+
+
+def test_plot_lr_sweep_calls_run_once_per_rate():
+    seen = []
+
+    def run(lr):
+        seen.append(lr)
+        return [1.0 / (1 + lr * t) for t in range(5)]
+
+    ax = plot_lr_sweep(run, [0.01, 0.1, 1.0])
+    assert seen == [0.01, 0.1, 1.0]
+    assert len(ax.get_lines()) == 3
+    plt.close("all")
+
+
+def test_lr_slider_redraws_with_the_chosen_rate():
+    from gdcourse.widgets import lr_slider
+
+    seen = []
+
+    def run(lr):
+        seen.append(lr)
+        return [1.0, 0.5]
+
+    box = lr_slider(run, lr_min=1e-3, lr_max=1.0, value=0.01)
+    slider = box.children[0]
+    assert seen == [0.01]
+    slider.value = 0.1
+    assert seen[-1] == pytest.approx(0.1)
+    with pytest.raises(ValueError):
+        lr_slider(run, lr_min=1.0, lr_max=0.1, value=0.5)
+    plt.close("all")
