@@ -34,10 +34,18 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 # Execute the chapters (reader-sized by default; PROFILE=ci for the small run)
-# and build the HTML from the executed copies with warnings as errors.
-book: $(STAMP)
+# and build the HTML from the executed copies with warnings as errors. Skipped
+# when nothing the book depends on changed since the last build of that profile.
+BOOK_SOURCES := $(shell find book gdcourse -type f -not -path '*/.*' -not -path '*/__pycache__/*') _config.yml _toc.yml
+BOOK_STAMP   := _build/.book-$(PROFILE)
+
+book: $(BOOK_STAMP)
+	@echo "Book ($(PROFILE) parameters): open _build/html/index.html"
+
+$(BOOK_STAMP): $(STAMP) $(BOOK_SOURCES)
+	rm -f _build/.book-*
 	$(GDC) book --profile $(PROFILE) --html-parent .
-	@echo "Open _build/html/index.html"
+	touch $@
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -20,13 +20,23 @@ def _grade(args) -> int:
 
 
 def _run_notebooks(args) -> int:
-    from gdcourse.notebooks import discover, report, run_all
+    from gdcourse.notebooks import discover, needs_gpu, report, run_all
 
     sources = [Path(p) for p in args.paths] if args.paths else discover(args.root)
     expanded = []
     for p in sources:
         expanded += sorted(p.rglob("*.ipynb")) if p.is_dir() else [p]
-    results = run_all(expanded, args.out, root=args.root, profile=args.profile, jobs=args.jobs, timeout=args.timeout)
+    if args.gpu_only:
+        expanded = [p for p in expanded if needs_gpu(p)]
+    if args.list:
+        print("\n".join(str(p) for p in expanded) or "no notebook matches")
+        return 0
+    if not expanded:
+        print("no notebook to run")
+        return 0
+    extra = {"device": args.device} if args.device else None
+    results = run_all(expanded, args.out, root=args.root, profile=args.profile, jobs=args.jobs,
+                      timeout=args.timeout, extra_parameters=extra)
     print(report(results, args.root))
     return 0 if all(r.ok for r in results) else 1
 
@@ -76,6 +86,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="_build/executed", help="where executed copies go")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    p.add_argument("--gpu-only", action="store_true", help="only notebooks tagged for a GPU")
+    p.add_argument("--device", help="inject this `device` parameter (e.g. cuda)")
+    p.add_argument("--list", action="store_true", help="print what would run, run nothing")
     p.set_defaults(func=_run_notebooks)
 
     p = sub.add_parser("book", help="execute the chapters and build the HTML (warnings are errors)")

@@ -1,5 +1,11 @@
 """The notebook runner: papermill executes every notebook of the course.
 
+GPU work is tagged one way: a notebook whose metadata says
+``gdcourse.gpu: true`` needs a GPU throughout; a code cell tagged ``gpu`` is a
+guarded GPU section inside a CPU notebook (it checks the device and does
+nothing on a CPU). The GPU workflow executes exactly the notebooks that carry
+either tag, with ``device="cuda"`` injected.
+
 Each notebook has a ``parameters``-tagged cell whose defaults are the full,
 reader-sized run. Its CI-sized values live in the notebook's own metadata,
 ``metadata.gdcourse.ci_parameters`` (a dict), so a chapter and its CI budget
@@ -64,6 +70,14 @@ def discover(root: Path | str = ".", dirs=NOTEBOOK_DIRS) -> list[Path]:
     return sorted(found)
 
 
+def needs_gpu(notebook: Path | str) -> bool:
+    """True if the notebook, or any of its code cells, is tagged for a GPU."""
+    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    if nb.get("metadata", {}).get("gdcourse", {}).get("gpu"):
+        return True
+    return any("gpu" in c.get("metadata", {}).get("tags", []) for c in nb["cells"] if c["cell_type"] == "code")
+
+
 def parameters_for(notebook: Path | str, profile: str) -> dict:
     """The parameters papermill injects into ``notebook`` under ``profile``."""
     if profile not in PROFILES:
@@ -102,14 +116,15 @@ def execute(source: Path | str, output: Path | str, *, profile: str = "ci",
 
 
 def run_all(sources, out_dir: Path | str, *, root: Path | str = ".", profile: str = "ci",
-            jobs: int = 1, timeout: int = 600) -> list[Result]:
+            jobs: int = 1, timeout: int = 600, extra_parameters: dict | None = None) -> list[Result]:
     """Execute ``sources`` into ``out_dir`` (mirroring their paths under ``root``)."""
     root, out_dir = Path(root).resolve(), Path(out_dir)
     pairs = [(Path(s).resolve(), out_dir / Path(s).resolve().relative_to(root)) for s in sources]
+    kwargs = dict(profile=profile, timeout=timeout, extra_parameters=extra_parameters)
     if jobs <= 1:
-        return [execute(s, o, profile=profile, timeout=timeout) for s, o in pairs]
+        return [execute(s, o, **kwargs) for s, o in pairs]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(execute, s, o, profile=profile, timeout=timeout) for s, o in pairs]
+        futures = [pool.submit(execute, s, o, **kwargs) for s, o in pairs]
         return [f.result() for f in futures]
 
 

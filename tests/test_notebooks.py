@@ -84,3 +84,9 @@ def test_notebook_executes_at_ci_parameters(path, executed_ci):
     result = executed_ci[path.relative_to(ROOT).as_posix()]
     assert result.ok, f"{path.name} broke: {result.error} (executed copy: {result.output})"
     assert result.seconds < 60, f"{path.name} took {result.seconds:.0f} s at CI parameters; the budget is 60 s"
+    executed = json.loads(result.output.read_text(encoding="utf-8"))
+    for i, cell in enumerate(executed["cells"]):
+        for out in cell.get("outputs", []):
+            text = "".join(out.get("text", "")) if out.get("name") == "stderr" else ""
+            assert "DeprecationWarning" not in text and "FutureWarning" not in text, \
+                f"cell {i} of {path.name} raised a deprecation warning: {text[:300]}"

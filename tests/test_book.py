@@ -1,0 +1,66 @@
+"""The book: its table of contents, its configuration, and the HTML built
+with -W from the CI-executed chapters."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+from gdcourse.notebooks import REPOSITORY, discover, needs_gpu
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+CHAPTER = "book/01-by-hand/01-the-loop"
+
+
+def _toc_files(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("file", "root"):
+                yield value
+            else:
+                yield from _toc_files(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _toc_files(item)
+
+
+def test_toc_and_book_folder_agree():
+    listed = set(_toc_files(TOC))
+    pages = {p.relative_to(ROOT).with_suffix("").as_posix() for p in (ROOT / "book").rglob("*")
+             if p.suffix in (".ipynb", ".md") and ".ipynb_checkpoints" not in p.parts}
+    assert listed == pages, f"in toc only: {listed - pages}; in book/ only: {pages - listed}"
+
+
+def test_config_points_launch_buttons_at_this_repository():
+    assert CONFIG["repository"]["url"] == REPOSITORY
+    assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    assert CONFIG["execute"]["execute_notebooks"] == "off"  # the runner executes; the build renders
+    assert CONFIG["only_build_toc_files"] is True
+
+
+def test_book_builds_strictly_with_the_chapter_page(built_book):
+    page = built_book / f"{CHAPTER}.html"
+    assert page.is_file()
+    html = page.read_text(encoding="utf-8")
+    images = re.findall(r'<img[^>]+src="([^"]+)"', html)
+    figures = [src for src in images if "_images/" in src]
+    assert len(figures) >= 3, f"expected the chapter's executed figures, found {figures}"
+    for src in figures:
+        assert (page.parent / src).resolve().is_file(), f"missing image {src}"
+    colab = f"https://colab.research.google.com/github/gdcourse/gdcourse/blob/main/{CHAPTER}.ipynb"
+    assert colab in html, "the chapter's Colab button must open the notebook's real path"
+    assert (ROOT / f"{CHAPTER}.ipynb").is_file()
+    assert "application/vnd.jupyter.widget-view+json" in html, "the learning-rate slider's state is embedded"
+
+
+def test_glued_numbers_are_rendered_not_left_as_roles(built_book):
+    html = (built_book / f"{CHAPTER}.html").read_text(encoding="utf-8")
+    assert "{glue" not in html and "glue:text" not in html
+
+
+def test_gpu_tagging_is_visible_to_the_workflow():
+    # No chapter needs a GPU yet; the listing is what the GPU workflow runs.
+    tagged = [p for p in discover(ROOT) if needs_gpu(p)]
+    assert tagged == []
