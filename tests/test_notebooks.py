@@ -31,7 +31,7 @@ def test_ci_profile_injects_the_notebooks_own_parameters(tmp_path):
         result = execute(src, tmp_path / f"out-{profile}.ipynb", profile=profile)
         assert result.ok and result.seconds > 0
         out = json.loads((tmp_path / f"out-{profile}.ipynb").read_text())
-        printed = "".join(o.get("text", "") for c in out["cells"] for o in c.get("outputs", []))
+        printed = "".join(_text(o) for c in out["cells"] for o in c.get("outputs", []))
         assert expected in printed
 
 
@@ -73,6 +73,12 @@ def test_notebook_conventions(path):
         assert set(ci) <= _assigned_names("".join(params[0]["source"])), "every CI parameter must be a parameter of the notebook"
 
 
+def _text(output):
+    """A stream output's text; nbformat stores it as a string or a list of lines."""
+    text = output.get("text", "")
+    return text if isinstance(text, str) else "".join(text)
+
+
 def _assigned_names(source):
     import ast
 
@@ -87,6 +93,6 @@ def test_notebook_executes_at_ci_parameters(path, executed_ci):
     executed = json.loads(result.output.read_text(encoding="utf-8"))
     for i, cell in enumerate(executed["cells"]):
         for out in cell.get("outputs", []):
-            text = "".join(out.get("text", "")) if out.get("name") == "stderr" else ""
+            text = _text(out) if out.get("name") == "stderr" else ""
             assert "DeprecationWarning" not in text and "FutureWarning" not in text, \
                 f"cell {i} of {path.name} raised a deprecation warning: {text[:300]}"
