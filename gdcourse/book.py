@@ -11,7 +11,13 @@ from typing import Any
 
 
 def glue(name: str, value: Any, display: bool = False) -> Any:
-    """Record ``value`` under ``name`` for ``{glue}`` roles; return the value."""
+    """Record ``value`` under ``name`` for ``{glue}`` roles; return the value.
+
+    NumPy scalars become plain Python numbers first: under NumPy 2 their repr
+    is ``np.float64(...)``, which a ``{glue:text}`name:.3f``` format cannot parse.
+    """
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        value = value.item()
     try:
         from myst_nb import glue as myst_glue
     except ImportError:

@@ -16,17 +16,20 @@ def plot_losses(
     title: str | None = None,
     xlabel: str = "epoch",
     ylabel: str = "training loss (MSE)",
+    ceiling: float | None = None,
 ):
     """Draw one line per named loss history and return the axes.
 
     Non-finite values (an exploding run) end the line there and are marked
     with an ``x`` at the last finite point, so a divergent run is visible
-    instead of silently dropped by the log scale.
+    instead of silently dropped by the log scale. Values above ``ceiling``
+    count as blown up too: a loss near the float64 limit would otherwise
+    squash every other curve (and matplotlib cannot autoscale a log axis there).
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.0))
     for label, values in curves.items():
-        values, stop = _finite_prefix(values)
+        values, stop = _finite_prefix(values, ceiling)
         (line,) = ax.plot(np.arange(stop), values[:stop], label=label)
         if stop < len(values) and stop > 0:
             ax.plot(stop - 1, values[stop - 1], "x", color=line.get_color(), markersize=9)
@@ -47,6 +50,7 @@ def plot_lr_sweep(
     *,
     ax=None,
     title: str | None = None,
+    ceiling: float | None = None,
 ):
     """Loss histories for many learning rates, coloured on a log scale.
 
@@ -59,9 +63,11 @@ def plot_lr_sweep(
     norm = plt.matplotlib.colors.LogNorm(vmin=lrs.min(), vmax=lrs.max())
     cmap = plt.get_cmap("viridis")
     for lr in lrs:
-        values, stop = _finite_prefix(run(float(lr)))
+        values, stop = _finite_prefix(run(float(lr)), ceiling)
         ax.plot(np.arange(stop), values[:stop], color=cmap(norm(lr)))
     ax.set_yscale("log")
+    if ceiling is not None:
+        ax.set_ylim(top=ceiling)
     ax.set_xlabel("epoch")
     ax.set_ylabel("training loss (MSE)")
     if title:
@@ -71,8 +77,9 @@ def plot_lr_sweep(
     return ax
 
 
-def _finite_prefix(values) -> tuple[np.ndarray, int]:
-    """The values as floats, and how many lead before the first inf or nan."""
+def _finite_prefix(values, ceiling: float | None = None) -> tuple[np.ndarray, int]:
+    """The values as floats, and how many lead before the first inf, nan or
+    value above ``ceiling``."""
     values = np.asarray(values, dtype=float)
-    finite = np.isfinite(values)
+    finite = np.isfinite(values) & (values <= (np.inf if ceiling is None else ceiling))
     return values, (len(values) if finite.all() else int(np.argmin(finite)))

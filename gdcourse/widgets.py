@@ -18,11 +18,14 @@ def lr_slider(
     value: float = 0.1,
     steps_per_decade: int = 8,
     description: str = "learning rate",
+    ceiling: float | None = None,
 ):
     """A log-scale learning-rate slider that redraws ``run(lr)``'s loss curve.
 
-    ``run(lr)`` returns one loss history. Returns the widget (display it as
-    the last expression of a cell).
+    ``run(lr)`` returns one loss history; large rates overflow on purpose, so
+    NumPy's overflow warnings are silenced while it runs. ``ceiling`` is passed
+    to :func:`gdcourse.plot.plot_losses`. Returns the widget (display it as the
+    last expression of a cell).
     """
     import ipywidgets as widgets
     import numpy as np
@@ -41,8 +44,9 @@ def lr_slider(
         with out:
             out.clear_output(wait=True)
             fig, ax = plt.subplots(figsize=(6.4, 3.6))
-            losses = run(lr)
-            plot_losses({f"lr = {lr:.2e}": losses}, ax=ax)
+            with np.errstate(over="ignore", invalid="ignore"):
+                losses = run(lr)
+            plot_losses({f"lr = {lr:.2e}": losses}, ax=ax, ceiling=ceiling)
             plt.show()
             plt.close(fig)
 
