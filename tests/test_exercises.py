@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from ex01_variants import CORRECT, WRONG
 from submissions import release, solution_answers, submission
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,56 +48,83 @@ def test_every_graded_cell_has_points_and_a_unique_id():
             "every exercise has at least one written answer graded by hand"
 
 
-# --- ex01 graded through nbgrader -----------------------------------------
+# --- every assignment graded through nbgrader -----------------------------
 
-EX01 = "ex01-gd-loop"
+import ex01_variants  # noqa: E402
+import ex02_variants  # noqa: E402
+
+VARIANTS = {"ex01-gd-loop": ex01_variants, "ex02-minibatch": ex02_variants}
+
+
+def test_every_assignment_has_graded_variants():
+    assert sorted(VARIANTS) == ASSIGNMENTS, "add tests/exNN_variants.py (WRONG and CORRECT) for each assignment"
+    for module in VARIANTS.values():
+        assert len(module.WRONG) >= 3 and len(module.CORRECT) >= 2
+
+
+def _auto_points(assignment):
+    """Points the autograder can award: the test cells (written answers are graded by hand)."""
+    return sum(c.metadata["nbgrader"]["points"] for c in release(assignment).cells
+               if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade"))
+
+
+_GRADED = {}
 
 
 @pytest.fixture(scope="module")
-def ex01_grades(tmp_path_factory):
-    """One cohort holding every variant, graded once by `gdcourse grade`."""
+def graded(tmp_path_factory):
+    """Grade, once per assignment, one cohort holding all its variants with `gdcourse grade`."""
     from gdcourse.grading import grade
 
-    cohort = tmp_path_factory.mktemp("ex01-cohort")
-    reference = solution_answers(EX01)
-    submission(EX01, reference, cohort, "solution")
-    submission(EX01, {}, cohort, "untouched")
-    for name, (_, answers) in WRONG.items():
-        submission(EX01, {**reference, **answers}, cohort, f"wrong-{name}")
-    for name, answers in CORRECT.items():
-        submission(EX01, answers, cohort, f"correct-{name}")
-    rows = grade(EX01, cohort, tmp_path_factory.mktemp("ex01-graded"), course_root=ROOT, progress=lambda _: None)
-    return {r.student: r for r in rows}
+    def get(assignment):
+        if assignment not in _GRADED:
+            module = VARIANTS[assignment]
+            cohort = tmp_path_factory.mktemp(f"{assignment}-cohort")
+            reference = solution_answers(assignment)
+            submission(assignment, reference, cohort, "solution")
+            submission(assignment, {}, cohort, "untouched")
+            for name, (_, answers) in module.WRONG.items():
+                submission(assignment, {**reference, **answers}, cohort, f"wrong-{name}")
+            for name, answers in module.CORRECT.items():
+                submission(assignment, {**reference, **answers}, cohort, f"correct-{name}")
+            rows = grade(assignment, cohort, tmp_path_factory.mktemp(f"{assignment}-graded"),
+                         course_root=ROOT, progress=lambda _: None)
+            _GRADED[assignment] = {r.student: r for r in rows}
+        return _GRADED[assignment]
+
+    return get
 
 
-def _auto_max(row):
-    return row.max_score - 2  # the written answer (2 points) is graded by hand
-
-
-def test_solution_gets_every_automatic_point(ex01_grades):
-    row = ex01_grades["solution"]
-    assert row.status == "graded" and row.max_score == 9
-    assert row.score == _auto_max(row), row.reason
+@pytest.mark.parametrize("assignment", sorted(VARIANTS))
+def test_solution_gets_every_automatic_point(graded, assignment):
+    row = graded(assignment)["solution"]
+    assert row.status == "graded"
+    assert row.score == _auto_points(assignment) < row.max_score, row.reason
     assert "await manual grading" in row.reason
 
 
-def test_untouched_release_scores_zero(ex01_grades):
-    row = ex01_grades["untouched"]
+@pytest.mark.parametrize("assignment", sorted(VARIANTS))
+def test_untouched_release_scores_zero(graded, assignment):
+    row = graded(assignment)["untouched"]
     assert row.status == "graded" and row.score == 0
     assert "await manual grading" not in row.reason  # an unchanged answer is not worth an instructor's time
 
 
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_wrong_implementation_loses_points_where_expected(ex01_grades, name):
-    catching_test, _ = WRONG[name]
-    row = ex01_grades[f"wrong-{name}"]
+WRONG_CASES = [(a, name) for a, m in sorted(VARIANTS.items()) for name in sorted(m.WRONG)]
+CORRECT_CASES = [(a, name) for a, m in sorted(VARIANTS.items()) for name in sorted(m.CORRECT)]
+
+
+@pytest.mark.parametrize("assignment, name", WRONG_CASES, ids=[f"{a}:{n}" for a, n in WRONG_CASES])
+def test_wrong_implementation_loses_points_where_expected(graded, assignment, name):
+    catching_test, _ = VARIANTS[assignment].WRONG[name]
+    row = graded(assignment)[f"wrong-{name}"]
     assert row.status == "graded"
-    assert row.score < _auto_max(row), f"{name} kept full marks"
+    assert row.score < _auto_points(assignment), f"{name} kept full marks"
     assert catching_test in row.reason, f"{name} should fail {catching_test}; reason: {row.reason}"
 
 
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_alternative_keeps_full_marks(ex01_grades, name):
-    row = ex01_grades[f"correct-{name}"]
+@pytest.mark.parametrize("assignment, name", CORRECT_CASES, ids=[f"{a}:{n}" for a, n in CORRECT_CASES])
+def test_correct_alternative_keeps_full_marks(graded, assignment, name):
+    row = graded(assignment)[f"correct-{name}"]
     assert row.status == "graded"
-    assert row.score == _auto_max(row), f"{name} lost points: {row.reason}"
+    assert row.score == _auto_points(assignment), f"{name} lost points: {row.reason}"
