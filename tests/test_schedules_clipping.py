@@ -1,0 +1,135 @@
+"""Schedules match torch's schedulers / transformers' warm-ups; clipping matches torch.nn.utils."""
+
+import numpy as np
+import pytest
+import torch
+from torch.optim import lr_scheduler
+
+from gdcourse import clipping, schedules
+
+STEPS = 60
+
+
+def _torch_lrs(make_scheduler, lr, steps=STEPS):
+    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=lr)
+    sched = make_scheduler(opt)
+    lrs = []
+    for _ in range(steps):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return np.array(lrs)
+
+
+def _ours(schedule, steps=STEPS):
+    return np.array([schedule(t) for t in range(steps)])
+
+
+def _close(a, b):
+    np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-12)
+
+
+def test_step_decay_matches_steplr():
+    _close(_ours(schedules.StepDecay(0.1, step_size=7, gamma=0.5)), _torch_lrs(lambda o: lr_scheduler.StepLR(o, 7, 0.5), 0.1))
+
+
+def test_exponential_matches_exponentiallr():
+    _close(_ours(schedules.Exponential(0.1, 0.95)), _torch_lrs(lambda o: lr_scheduler.ExponentialLR(o, 0.95), 0.1))
+
+
+def test_cosine_matches_cosineannealinglr_over_its_half_period():
+    ours = _ours(schedules.Cosine(0.1, total_steps=STEPS - 1, min_lr=0.001))
+    _close(ours, _torch_lrs(lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=STEPS - 1, eta_min=0.001), 0.1))
+    assert ours[-1] == pytest.approx(0.001)
+
+
+def test_warmups_match_transformers():
+    from transformers import (get_cosine_schedule_with_warmup, get_cosine_with_min_lr_schedule_with_warmup,
+                              get_linear_schedule_with_warmup)
+
+    _close(_ours(schedules.WarmupCosine(0.1, warmup_steps=10, total_steps=STEPS)),
+           _torch_lrs(lambda o: get_cosine_schedule_with_warmup(o, 10, STEPS), 0.1))
+    _close(_ours(schedules.WarmupLinear(0.1, warmup_steps=10, total_steps=STEPS)),
+           _torch_lrs(lambda o: get_linear_schedule_with_warmup(o, 10, STEPS), 0.1))
+    _close(_ours(schedules.WarmupCosine(0.1, warmup_steps=10, total_steps=STEPS, min_lr=0.01)),
+           _torch_lrs(lambda o: get_cosine_with_min_lr_schedule_with_warmup(o, 10, STEPS, min_lr_rate=0.1), 0.1))
+
+
+def test_cosine_warmup_is_smooth_and_reaches_the_peak_without_a_jump():
+    s = schedules.CosineWarmup(0.1, warmup_steps=20, after=schedules.Cosine(0.1, total_steps=40))
+    lrs = _ours(s)
+    assert lrs[0] == 0.0 and lrs[20] == pytest.approx(0.1)
+    assert np.all(np.diff(lrs[:21]) > 0) and np.all(np.diff(lrs[20:]) <= 0)
+    # slope is zero at both ends of the warm-up: the first and last increments are the smallest
+    increments = np.diff(lrs[:21])
+    assert increments[0] < increments[10] and increments[-1] < increments[10]
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: schedules.StepDecay(0.1, step_size=0),
+    lambda: schedules.Cosine(0.1, total_steps=0),
+    lambda: schedules.WarmupCosine(0.1, warmup_steps=50, total_steps=50),
+    lambda: schedules.CosineWarmup(0.1, warmup_steps=2.5),
+])
+def test_bad_schedule_arguments_get_clear_errors(bad):
+    with pytest.raises(ValueError):
+        bad()
+
+
+def _grads(seed):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s) * 10.0 ** rng.uniform(-2, 2) for s in [(3,), (4, 5), (2, 2, 2)]]
+
+
+def _torch_grads(grads):
+    params = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
+    for p, g in zip(params, grads):
+        p.grad = torch.tensor(g, dtype=torch.float64)
+    return params
+
+
+@pytest.mark.parametrize("max_norm", [0.1, 1.0, 1e6])
+def test_clip_by_global_norm_matches_torch(max_norm):
+    grads = _grads(0)
+    params = _torch_grads(grads)
+    torch_norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    ours, norm = clipping.clip_by_global_norm(grads, max_norm)
+    assert norm == pytest.approx(float(torch_norm), rel=1e-12)
+    for a, p in zip(ours, params):
+        np.testing.assert_allclose(a, p.grad.numpy(), rtol=1e-12)
+    assert clipping.global_norm(ours) <= max_norm * (1 + 1e-9) or max_norm > norm
+    assert clipping.angle_degrees(ours, grads) < 1e-5  # direction kept
+
+
+def test_clip_by_value_matches_torch_and_bends_the_direction():
+    grads = _grads(1)
+    params = _torch_grads(grads)
+    torch.nn.utils.clip_grad_value_(params, 0.5)
+    ours = clipping.clip_by_value(grads, 0.5)
+    for a, p in zip(ours, params):
+        np.testing.assert_array_equal(a, p.grad.numpy())
+    assert clipping.angle_degrees(ours, grads) > 1.0
+
+
+def test_per_tensor_clipping_is_torch_clip_per_parameter():
+    grads = _grads(2)
+    ours, norms = clipping.clip_per_tensor(grads, 1.0)
+    for g, a, n in zip(grads, ours, norms):
+        p = _torch_grads([g])
+        torch.nn.utils.clip_grad_norm_(p, 1.0)
+        np.testing.assert_allclose(a, p[0].grad.numpy(), rtol=1e-12)
+        assert n == pytest.approx(np.linalg.norm(g))
+
+
+def test_zero_gradients_neither_divide_by_zero_nor_change():
+    zeros = [np.zeros(3), np.zeros((2, 2))]
+    ours, norm = clipping.clip_by_global_norm(zeros, 1.0)
+    assert norm == 0.0 and all(np.array_equal(a, z) for a, z in zip(ours, zeros))
+
+
+def test_inputs_are_not_modified():
+    grads = _grads(3)
+    keep = [g.copy() for g in grads]
+    clipping.clip_by_global_norm(grads, 0.01)
+    clipping.clip_by_value(grads, 0.01)
+    assert all(np.array_equal(a, b) for a, b in zip(grads, keep))
