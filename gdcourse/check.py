@@ -4,8 +4,9 @@ The tests are read from the released notebook (``exercises/<name>/<name>.ipynb``
 in the course checkout that gdcourse was imported from: a clone, a JupyterHub
 copy, or the clone that the Colab setup cell makes), so nbgrader is not needed
 and hidden tests, which are not in the release, cannot leak. The tests run in a
-*copy* of the caller's namespace: the student's functions are found, and the
-tests' own variables (``X``, ``w``, ...) do not overwrite the student's.
+*copy* of the caller's namespace, in order, as nbgrader runs them: the
+student's functions are found, and the tests' own variables (``X``, ``w``, ...)
+do not overwrite the student's.
 """
 
 from __future__ import annotations
@@ -94,8 +95,11 @@ def check(assignment: str, namespace: dict | None = None, *, root: Path | None =
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     results = []
+    # One copy for all tests, run in order, as nbgrader runs the cells in one kernel
+    # (a later test may use what an earlier one imported); the student's own
+    # variables are never overwritten.
+    scope = dict(namespace)
     for grade_id, points, source in visible_tests(release_notebook(assignment, root)):
-        scope = dict(namespace)
         try:
             exec(compile(source, f"<visible test {grade_id}>", "exec"), scope)
         except AssertionError as exc:
