@@ -54,10 +54,11 @@ import ex01_variants  # noqa: E402
 import ex02_variants  # noqa: E402
 import ex03_variants  # noqa: E402
 import ex04_variants  # noqa: E402
+import ex05_variants  # noqa: E402
 import ex06_variants  # noqa: E402
 import ex07_variants  # noqa: E402
 
-VARIANTS = {"ex01-gd-loop": ex01_variants, "ex02-minibatch": ex02_variants, "ex03-momentum": ex03_variants, "ex04-adam": ex04_variants, "ex06-clipping": ex06_variants, "ex07-stable-softmax": ex07_variants}
+VARIANTS = {"ex01-gd-loop": ex01_variants, "ex02-minibatch": ex02_variants, "ex03-momentum": ex03_variants, "ex04-adam": ex04_variants, "ex05-schedules": ex05_variants, "ex06-clipping": ex06_variants, "ex07-stable-softmax": ex07_variants}
 
 
 def test_every_assignment_has_graded_variants():
