@@ -64,3 +64,21 @@ def test_gpu_tagging_is_visible_to_the_workflow():
     # No chapter needs a GPU yet; the listing is what the GPU workflow runs.
     tagged = [p for p in discover(ROOT) if needs_gpu(p)]
     assert tagged == []
+
+
+def test_citations_use_the_chapters_key_prefix():
+    """Several chapters cite the same works. sphinxcontrib-bibtex warns (and -W fails) when one key
+    appears in two bibliographies, and myst-nb cannot resolve {footcite} across cells, so each
+    chapter cites {cite}`chNN-key` and ends with one bibliography using :keyprefix: chNN-."""
+    import json
+
+    for path in sorted((ROOT / "book").rglob("*.ipynb")):
+        prefix = "ch" + path.name[:2] + "-"
+        text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
+        keys = [k.strip() for group in re.findall(r"\{cite(?::[a-z]+)?\}`([^`]+)`", text) for k in group.split(",")]
+        assert all(k.startswith(prefix) for k in keys), f"{path.name}: cite as {{cite}}`{prefix}key`, found {keys}"
+        bibliographies = re.findall(r"```\{bibliography\}(.*?)```", text, flags=re.S)
+        if keys:
+            assert len(bibliographies) == 1 and f":keyprefix: {prefix}" in bibliographies[0], \
+                f"{path.name}: end with one {{bibliography}} with :filter: docname in docnames and :keyprefix: {prefix}"
+        assert "{footcite}" not in text
