@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 
-def glue(name: str, value: Any, display: bool = False) -> Any:
-    """Record ``value`` under ``name`` for ``{glue}`` roles; return the value.
+def glue(name: str, value: Any, display: bool = False) -> None:
+    """Record ``value`` under ``name`` for ``{glue}`` roles.
+
+    Returns nothing, so a cell ending in ``glue(...)`` shows no stray value.
 
     NumPy scalars become plain Python numbers first: under NumPy 2 their repr
     is ``np.float64(...)``, which a ``{glue:text}`name:.3f``` format cannot parse.
@@ -25,9 +27,8 @@ def glue(name: str, value: Any, display: bool = False) -> Any:
             from IPython.display import display as show
 
             show(value)
-        return value
+        return
     myst_glue(name, value, display=display)
-    return value
 
 
 # --- building the book ---------------------------------------------------

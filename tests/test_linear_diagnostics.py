@@ -65,3 +65,10 @@ def test_glue_hands_the_book_plain_numbers(monkeypatch):
     glue("n", np.int64(3))
     assert type(seen["x"]) is float and type(seen["n"]) is int
     assert f"{seen['x']:.2f}" == "0.25"
+
+
+def test_glue_returns_nothing_so_a_cell_shows_no_stray_value(monkeypatch):
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=False: None)
+    assert glue("x", 1.5) is None
