@@ -4,12 +4,19 @@ One concept per module:
 
 - :mod:`gdcourse.runtime`   seeding, device choice, Colab/CI detection
 - :mod:`gdcourse.data`      synthetic data sets
+- :mod:`gdcourse.linear`    least squares in closed form (Hessian, stable step)
+- :mod:`gdcourse.diagnostics` reading a run: loss checks, the learning-rate range test
+- :mod:`gdcourse.optim`     NumPy reference optimizers (one contract, PyTorch's rules)
+- :mod:`gdcourse.schedules` learning-rate schedules as functions of the step
+- :mod:`gdcourse.clipping`  gradient clipping as torch.nn.utils does it
+- :mod:`gdcourse.precision` floating-point facts, bfloat16 rounding, stable softmax
 - :mod:`gdcourse.plot`      loss-curve figures
 - :mod:`gdcourse.widgets`   interactive explorers (ipywidgets)
 - :mod:`gdcourse.book`      glue numbers and figures into the book's prose
 - :mod:`gdcourse.check`     a student's self-check against an exercise's visible tests
 - :mod:`gdcourse.notebooks` the papermill runner that executes every notebook
 - :mod:`gdcourse.grading`   cohort grading over nbgrader
+- :mod:`gdcourse.reference_guard` lets hidden tests fail submissions that call the references
 """
 
 __version__ = "0.1.0"
