@@ -25,8 +25,7 @@ def clip_by_global_norm(grads, max_norm: float):
     if max_norm <= 0:
         raise ValueError(f"max_norm must be positive, got {max_norm}")
     norm = global_norm(grads)
-    factor = min(1.0, max_norm / (norm + NORM_EPS))
-    return [g * factor for g in grads], norm
+    return [g * _factor(max_norm, norm) for g in grads], norm
 
 
 def clip_per_tensor(grads, max_norm: float):
@@ -35,7 +34,14 @@ def clip_per_tensor(grads, max_norm: float):
     if max_norm <= 0:
         raise ValueError(f"max_norm must be positive, got {max_norm}")
     norms = [global_norm([g]) for g in grads]
-    return [g * min(1.0, max_norm / (n + NORM_EPS)) for g, n in zip(grads, norms)], norms
+    return [g * _factor(max_norm, n) for g, n in zip(grads, norms)], norms
+
+
+def _factor(max_norm: float, norm: float) -> float:
+    """``min(1, max_norm / (norm + 1e-6))`` with NaN kept, as torch does: a NaN
+    gradient makes every clipped entry NaN, so the failure is visible rather than
+    silently passed on (Python's ``min(1.0, nan)`` would return 1.0)."""
+    return float(np.minimum(1.0, max_norm / (norm + NORM_EPS)))
 
 
 def clip_by_value(grads, clip_value: float):
