@@ -82,3 +82,12 @@ def test_citations_use_the_chapters_key_prefix():
             assert len(bibliographies) == 1 and f":keyprefix: {prefix}" in bibliographies[0], \
                 f"{path.name}: end with one {{bibliography}} with :filter: docname in docnames and :keyprefix: {prefix}"
         assert "{footcite}" not in text
+
+
+def test_exercises_page_lists_every_assignment_with_working_paths():
+    page = (ROOT / "book" / "exercises.md").read_text()
+    for folder in sorted((ROOT / "solutions").iterdir()):
+        path = f"exercises/{folder.name}/{folder.name}.ipynb"
+        assert (ROOT / path).is_file()
+        assert f"https://github.com/gdcourse/gdcourse/blob/main/{path}" in page
+        assert f"https://colab.research.google.com/github/gdcourse/gdcourse/blob/main/{path}" in page
