@@ -87,9 +87,8 @@ class WarmupCosine:
     def __call__(self, t: int) -> float:
         if t < self.warmup_steps:
             return self.lr * t / self.warmup_steps
-        progress = min(1.0, (t - self.warmup_steps) / (self.total_steps - self.warmup_steps))
-        factor = 0.5 * (1 + math.cos(math.pi * progress))
-        return self.lr * (factor * (1 - self.min_lr / self.lr) + self.min_lr / self.lr)
+        decay = Cosine(self.lr, self.total_steps - self.warmup_steps, self.min_lr)
+        return decay(t - self.warmup_steps)
 
 
 @dataclass(frozen=True)
