@@ -3,13 +3,16 @@
 One concept per module:
 
 - :mod:`gdcourse.runtime`   seeding, device choice, Colab/CI detection
-- :mod:`gdcourse.data`      synthetic data sets
+- :mod:`gdcourse.data`      synthetic data sets and sklearn's bundled digits, split without leakage
+- :mod:`gdcourse.models`    small PyTorch models (an MLP with dropout and batch norm)
 - :mod:`gdcourse.linear`    least squares in closed form (Hessian, stable step)
 - :mod:`gdcourse.diagnostics` reading a run: loss checks, the learning-rate range test
 - :mod:`gdcourse.optim`     NumPy reference optimizers (one contract, PyTorch's rules)
 - :mod:`gdcourse.schedules` learning-rate schedules as functions of the step
 - :mod:`gdcourse.clipping`  gradient clipping as torch.nn.utils does it
 - :mod:`gdcourse.precision` floating-point facts, bfloat16 rounding, stable softmax
+- :mod:`gdcourse.train`     early stopping, atomic checkpoints, exact resume (RNG states)
+- :mod:`gdcourse.distributed` spawn a data-parallel worker from a notebook or script
 - :mod:`gdcourse.plot`      loss-curve figures
 - :mod:`gdcourse.widgets`   interactive explorers (ipywidgets)
 - :mod:`gdcourse.book`      glue numbers and figures into the book's prose

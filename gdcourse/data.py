@@ -60,3 +60,51 @@ def _per_feature(value, default: float, n: int, name: str) -> np.ndarray:
     if arr.shape != (n,):
         raise ValueError(f"{name} must be a scalar or have one entry per feature ({n}), got shape {arr.shape}")
     return arr.astype(float)
+
+
+@dataclass(frozen=True)
+class Split:
+    """Train and validation arrays of a classification data set (float32 features, int64 labels)."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_val: np.ndarray
+    y_val: np.ndarray
+
+    @property
+    def n_features(self) -> int:
+        return self.X_train.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return int(max(self.y_train.max(), self.y_val.max())) + 1
+
+
+def load_digits_split(val_fraction: float = 0.25, *, n_samples: int | None = None, seed: int = 0) -> Split:
+    """scikit-learn's bundled 8x8 digits (1,797 images, 64 features, 10 classes), offline.
+
+    Shuffled with ``seed``, optionally cut to ``n_samples`` (small CI runs),
+    split, and standardised with the *training* mean and spread only, so no
+    statistic of the validation set leaks into training. Constant pixels
+    (the image border) get a spread of 1 instead of a division by zero.
+    """
+    from sklearn.datasets import load_digits
+
+    if not 0.0 < val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be strictly between 0 and 1, got {val_fraction}")
+    X, y = load_digits(return_X_y=True)
+    order = np.random.default_rng(seed).permutation(len(y))
+    if n_samples is not None:
+        if not 2 <= n_samples <= len(y):
+            raise ValueError(f"n_samples must be between 2 and {len(y)}, got {n_samples}")
+        order = order[:n_samples]
+    X, y = X[order], y[order]
+    n_val = max(1, int(round(val_fraction * len(y))))
+    if n_val >= len(y):
+        raise ValueError(f"val_fraction={val_fraction} leaves no training samples out of {len(y)}")
+    X_train, X_val = X[n_val:], X[:n_val]
+    mean, std = X_train.mean(axis=0), X_train.std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    def scale(a):
+        return ((a - mean) / std).astype(np.float32)
+    return Split(scale(X_train), y[n_val:].astype(np.int64), scale(X_val), y[:n_val].astype(np.int64))

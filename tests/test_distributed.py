@@ -1,0 +1,58 @@
+"""Two real gloo processes on this CPU."""
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from gdcourse.distributed import launch, torchrun_command
+from gdcourse.models import mlp
+
+
+def _ddp_gradients(rank, world_size, seed):
+    """Each rank sees its own half of a batch; after backward DDP has averaged the gradients."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    torch.manual_seed(seed)
+    model = DDP(mlp(4, 8, 1))
+    X = torch.randn(8, 4, generator=torch.Generator().manual_seed(1))
+    y = X.sum(dim=1, keepdim=True)
+    part = slice(rank * 4, rank * 4 + 4)
+    torch.nn.functional.mse_loss(model(X[part]), y[part]).backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+def test_ddp_gradients_are_identical_and_equal_the_full_batch_gradient():
+    per_rank = launch(_ddp_gradients, 2, (0,))
+    torch.manual_seed(0)
+    single = mlp(4, 8, 1)
+    X = torch.randn(8, 4, generator=torch.Generator().manual_seed(1))
+    torch.nn.functional.mse_loss(single(X), X.sum(dim=1, keepdim=True)).backward()
+    for g0, g1, g in zip(*per_rank, [p.grad for p in single.parameters()]):
+        assert torch.equal(g0, g1)
+        torch.testing.assert_close(g0, g, rtol=1e-5, atol=1e-7)
+
+
+def test_a_worker_defined_in_main_works_and_errors_carry_the_rank_traceback():
+    def worker(rank, world_size):  # a local function: plain pickle could not send it
+        t = torch.tensor([rank + 1.0])
+        dist.all_reduce(t)
+        if rank == 1:
+            raise ValueError(f"rank {rank} saw {t.item()}")
+        return t.item()
+
+    with pytest.raises(Exception, match="rank 1 saw 3.0"):
+        launch(worker, 2)
+
+
+def _hang(rank, world_size):
+    if rank == 0:
+        dist.barrier()  # rank 1 never arrives
+
+
+def test_a_hung_collective_times_out():
+    with pytest.raises(TimeoutError):
+        launch(_hang, 2, timeout=8)
+
+
+def test_torchrun_command():
+    assert torchrun_command("train.py", 2, "--epochs", "3") == \
+        "torchrun --standalone --nproc-per-node=2 train.py --epochs 3"
