@@ -10,13 +10,38 @@ from pathlib import Path
 
 
 def _grade(args) -> int:
-    from gdcourse.grading import grade
+    from collections import Counter
+
+    from gdcourse.grading import Limits, grade
 
     out = Path(args.out or f"{args.assignment}-graded")
-    rows = grade(args.assignment, args.submissions, out, course_root=args.root, cell_timeout=args.cell_timeout)
+    limits = Limits(cell_seconds=args.cell_timeout, notebook_seconds=args.notebook_timeout, memory_mb=args.memory_mb)
+    bar = _progress_bar(args.quiet)
+    rows = grade(args.assignment, args.submissions, out, course_root=args.root, jobs=args.jobs, roster=args.roster,
+                 limits=limits, isolate=False if args.no_isolation else None, progress=bar)
+    bar.close()
     graded = sum(r.status == "graded" for r in rows)
-    print(f"{len(rows)} students: {graded} graded, {len(rows) - graded} not. CSV: {out / 'grades.csv'}; feedback: {out / 'feedback'}")
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(Counter(r.status for r in rows).items()))
+    print(f"{len(rows)} students: {graded} graded, {len(rows) - graded} not ({counts}).")
+    print(f"CSV: {out / 'grades.csv'}; feedback: {out / 'feedback'}; gradebook: {out / 'gradebook.db'}")
     return 0
+
+
+class _progress_bar:
+    """tqdm on stderr, one line per student printed above it."""
+
+    def __init__(self, quiet: bool):
+        from tqdm.auto import tqdm
+        self.bar = None if quiet else tqdm(unit="student", file=sys.stderr, dynamic_ncols=True)
+
+    def __call__(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.write(line, file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _run_notebooks(args) -> int:
@@ -75,9 +100,15 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("grade", help="autograde a cohort's submissions and export a CSV")
     p.add_argument("assignment", help="e.g. ex01-gd-loop")
-    p.add_argument("submissions", help="a folder with one folder (or one .ipynb) per student")
-    p.add_argument("--out", help="grading folder (default: ./ASSIGNMENT-graded)")
-    p.add_argument("--cell-timeout", type=int, default=120, help="seconds per cell (default 120)")
+    p.add_argument("submissions", help="a folder (one folder or one .ipynb per student) or an LMS zip")
+    p.add_argument("--out", help="grading folder (default: ./ASSIGNMENT-graded); re-running resumes in it")
+    p.add_argument("--jobs", type=int, default=None, help="parallel graders (default: number of cores)")
+    p.add_argument("--roster", help="student ids, one per line or a CSV with a 'student' column")
+    p.add_argument("--cell-timeout", type=int, default=300, help="seconds per cell (default 300)")
+    p.add_argument("--notebook-timeout", type=int, default=900, help="seconds per notebook (default 900)")
+    p.add_argument("--memory-mb", type=int, default=4096, help="memory per grader, kernel included (default 4096)")
+    p.add_argument("--no-isolation", action="store_true", help="grade without the network/file-system sandbox")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_grade)
 
     p = sub.add_parser("run-notebooks", help="execute notebooks with papermill and time them")

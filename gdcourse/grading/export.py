@@ -1,0 +1,59 @@
+"""What leaves the grader: the CSV an instructor pastes into a gradebook, and
+nbgrader's own gradebook (for formgrader and `nbgrader export`), both rebuilt
+from the per-student results so that re-running never duplicates a grade."""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+CSV_FIELDS = ("student", "score", "max_score", "status", "reason")
+
+
+def write_csv(rows, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: ("" if v is None else v) for k, v in asdict(r).items()})
+    os.replace(tmp, path)
+
+
+def assignment_max_score(db: Path, assignment: str) -> float:
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{db}") as gb:
+        return float(gb.find_assignment(assignment).max_score)
+
+
+def gradebook(db: Path, template_db: Path, assignment: str, results: dict[str, dict]) -> None:
+    """Write every graded student's automatic scores into nbgrader's gradebook at ``db``.
+
+    Starts from the template (which holds the assignment and its cells) when
+    ``db`` does not exist yet; updates rows in place otherwise.
+    """
+    import shutil
+    import warnings
+
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not db.is_file():
+        shutil.copyfile(template_db, db)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's own SQLAlchemy use
+        with Gradebook(f"sqlite:///{db}") as gb:
+            for student, result in sorted(results.items()):
+                if not result or result.get("status") != "graded":
+                    continue
+                gb.update_or_create_student(student)
+                try:
+                    gb.find_submission(assignment, student)
+                except MissingEntry:
+                    gb.add_submission(assignment, student)
+                for name, (score, _, manual) in result["grades"].items():
+                    g = gb.find_grade(name, assignment, assignment, student)
+                    g.auto_score = None if manual else score
+                    g.needs_manual_grade = bool(manual)
+                gb.db.commit()

@@ -1,0 +1,153 @@
+"""A grading worker: a long-lived process that autogrades one submission at
+a time with nbgrader, each in its own folder with its own gradebook copy.
+
+Started by :mod:`gdcourse.grading.cohort` (usually inside the sandbox). It
+reads jobs as JSON lines on stdin and writes events as JSON lines to a
+result pipe (``--result-fd``) that the notebook kernels it starts do not
+inherit, so a student's code cannot forge a result. nbgrader and its
+dependencies are imported once per worker, not once per student.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+import warnings
+from pathlib import Path
+
+
+def nbgrader_config(course_root: Path, work: Path, *, db: Path, release: Path, cell_timeout: int,
+                    autograded: Path | None = None):
+    """The course's nbgrader_config.py with every stateful folder inside ``work``."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
+    overrides = Config()
+    cd = overrides.CourseDirectory
+    cd.root = str(work)
+    cd.source_directory = str((course_root / "solutions").resolve())
+    cd.release_directory = str(release)
+    cd.submitted_directory = str(work / "submitted")
+    cd.autograded_directory = str(autograded or work / "autograded")
+    cd.feedback_directory = str(work / "feedback")
+    cd.db_url = f"sqlite:///{db}"
+    overrides.Execute.timeout = cell_timeout
+    # a cell that prints megabytes keeps the client busy after the kernel replies;
+    # nbgrader's 4 s wait for those messages turns a slow machine into a failed grade
+    overrides.Execute.iopub_timeout = 120
+    overrides.OverwriteCells.add_missing_cells = True  # a deleted test cell is graded anyway
+    overrides.NbGraderAPI.log_level = "ERROR"
+    config.merge(overrides)
+    return config
+
+
+def _api(config):
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def prepare_template(course_root: Path, template: Path, assignment: str, cell_timeout: int) -> None:
+    """A gradebook holding the assignment, and its release, made once per cohort."""
+    template.mkdir(parents=True, exist_ok=True)
+    config = nbgrader_config(course_root, template, db=template / "gradebook.db", release=template / "release",
+                             cell_timeout=cell_timeout)
+    made = _api(config).generate_assignment(assignment)
+    if not made["success"]:
+        raise RuntimeError(f"nbgrader could not register {assignment}:\n{made.get('error') or made.get('log')}")
+
+
+def grade_one(student: str, notebook: Path, *, assignment: str, course_root: Path, template: Path,
+              work: Path, cell_timeout: int) -> dict:
+    """Autograde one notebook; return scores per test cell and what integrity checks found."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    from gdcourse.grading.integrity import reference_calls, scrub_for_feedback, tampered_cells
+
+    here = work / "students" / student
+    shutil.rmtree(here, ignore_errors=True)
+    (here / "submitted" / student / assignment).mkdir(parents=True)
+    db = here / "gradebook.db"
+    shutil.copyfile(template / "gradebook.db", db)
+    shutil.copyfile(notebook, here / "submitted" / student / assignment / f"{assignment}.ipynb")
+    release_nb = nbformat.read(template / "release" / assignment / f"{assignment}.ipynb", as_version=4)
+    submitted_nb = nbformat.read(notebook, as_version=4)
+    tampered = tampered_cells(submitted_nb, release_nb)
+
+    config = nbgrader_config(course_root, here, db=db, release=template / "release", cell_timeout=cell_timeout)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's own SQLAlchemy use
+        result = _api(config).autograde(assignment, student)
+    seconds = time.perf_counter() - start
+    if not result["success"]:
+        log = (result.get("error") or "") + "\n" + (result.get("log") or "")
+        died = "DeadKernelError" in log or "Kernel died" in log or "kernel died" in log
+        print(f"autograde of {student} failed:\n{log}", file=sys.stderr, flush=True)  # worker.log
+        last = next((l for l in reversed(log.strip().splitlines()) if l.strip()), "unknown error")
+        return {"status": "crashed", "seconds": seconds, "tampered": tampered,
+                "reason": ("the notebook's kernel died while grading (os._exit, a segfault or out of memory)"
+                           if died else f"autograde failed: {last[:200]}")}
+
+    graded_path = here / "autograded" / student / assignment / f"{assignment}.ipynb"
+    autograded_nb = nbformat.read(graded_path, as_version=4)
+    with Gradebook(config.CourseDirectory.db_url) as gb:
+        sub = gb.find_submission(assignment, student)
+        grades = {g.name: [g.score, g.max_score, bool(g.needs_manual_grade)] for nb in sub.notebooks for g in nb.grades}
+        score, max_score = float(sub.score), float(sub.max_score)
+
+    # feedback from a scrubbed copy: visible tests only, no hidden lines in tracebacks
+    scrubbed = here / "scrubbed"
+    target = scrubbed / student / assignment / f"{assignment}.ipynb"
+    target.parent.mkdir(parents=True)
+    clean = nbformat.read(graded_path, as_version=4)
+    scrub_for_feedback(clean, release_nb)
+    nbformat.write(clean, target)
+    feedback_config = nbgrader_config(course_root, here, db=db, release=template / "release",
+                                      cell_timeout=cell_timeout, autograded=scrubbed)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*not in session.*")
+        _api(feedback_config).generate_feedback(assignment, student)
+    return {"status": "graded", "score": score, "max_score": max_score, "grades": grades, "seconds": seconds,
+            "tampered": tampered, "reference_calls": reference_calls(autograded_nb),
+            "autograded": str(graded_path), "feedback": str(here / "feedback" / student / assignment)}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--assignment", required=True)
+    parser.add_argument("--course-root", type=Path, required=True)
+    parser.add_argument("--template", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--cell-timeout", type=int, required=True)
+    parser.add_argument("--result-fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    # every tool the kernel or nbgrader runs keeps its state in the writable work folder
+    for name, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("JUPYTER_RUNTIME_DIR", "runtime"),
+                      ("MPLCONFIGDIR", "mpl"), ("IPYTHONDIR", "ipython")):
+        os.environ[name] = str(args.work / sub)
+        (args.work / sub).mkdir(parents=True, exist_ok=True)
+    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")  # alembic
+    out = os.fdopen(args.result_fd, "w", buffering=1)
+    import nbgrader.apps  # noqa: F401  (imported before the first job, so jobs pay no import time)
+    out.write(json.dumps({"event": "ready"}) + "\n")
+    for line in sys.stdin:
+        job = json.loads(line)
+        out.write(json.dumps({"event": "start", "student": job["student"]}) + "\n")
+        try:
+            result = grade_one(job["student"], Path(job["notebook"]), assignment=args.assignment,
+                               course_root=args.course_root, template=args.template, work=args.work,
+                               cell_timeout=args.cell_timeout)
+        except Exception as exc:  # the batch goes on; this student gets a reason
+            result = {"status": "crashed", "reason": f"grading error: {type(exc).__name__}: {str(exc)[:200]}"}
+        out.write(json.dumps({"event": "done", "student": job["student"], **result}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
