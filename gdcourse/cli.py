@@ -93,7 +93,7 @@ def _release(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gdcourse", description=__doc__)
     parser.add_argument("--root", default=".", help="the course repository (default: .)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -132,7 +132,11 @@ def main(argv=None) -> int:
     p.add_argument("assignments", nargs="*")
     p.set_defaults(func=_release)
 
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     return args.func(args)
 

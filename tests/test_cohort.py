@@ -246,3 +246,18 @@ def test_roster_formats(tmp_path):
     (tmp_path / "c.txt").write_text("ada\n../etc\n")
     with pytest.raises(ValueError, match="not valid"):
         read_roster(tmp_path / "c.txt")
+
+
+def test_instructor_guide_states_the_real_defaults():
+    """The guide's option table is checked against the code, so it cannot drift."""
+    from gdcourse import cli
+    from gdcourse.grading import STATUSES
+    guide = (ROOT / "book" / "instructors.md").read_text()
+    limits = Limits()
+    assert f"| `--cell-timeout` | {limits.cell_seconds} s |" in guide
+    assert f"| `--notebook-timeout` | {limits.notebook_seconds} s |" in guide
+    assert f"| `--memory-mb` | {limits.memory_mb} MB |" in guide
+    for status in STATUSES:
+        assert f"| `{status}` |" in guide, status
+    ns = cli.build_parser().parse_args(["grade", "ex01-gd-loop", "subs"])
+    assert (ns.cell_timeout, ns.notebook_timeout, ns.memory_mb) == (limits.cell_seconds, limits.notebook_seconds, limits.memory_mb)

@@ -1,0 +1,103 @@
+"""Benchmark (not a test): grade a cohort with nbgrader's sequential
+`autograde` and with `gdcourse grade`, same submissions, same machine, one run.
+
+    .venv/bin/python benchmarks/grading.py [--per-assignment 20] [--jobs N] [--assignments ex01-gd-loop ex07-stable-softmax]
+
+Each assignment gets --per-assignment submissions, cycling through the
+reference solution, the untouched release and the named variants in
+tests/exNN_variants.py (so scores differ between students). Prints wall
+time for each tool, the ratio, the per-submission overhead, and checks that
+both tools gave every student the same score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from submissions import solution_answers, submission  # noqa: E402
+
+from gdcourse.grading import grade  # noqa: E402
+
+
+def cohort(assignment: str, n: int, folder: Path) -> list[str]:
+    number = assignment[2:4]
+    variants = importlib.import_module(f"ex{number}_variants")
+    ref = solution_answers(assignment)
+    answers = [ref, {}] + [{**ref, **a} for _, a in variants.WRONG.values()] + \
+              [{**ref, **a} for a in variants.CORRECT.values()]
+    students = []
+    for i in range(n):
+        student = f"student{i:03d}"
+        submission(assignment, answers[i % len(answers)], folder, student)
+        students.append(student)
+    return students
+
+
+def nbgrader_sequential(assignment: str, subs: Path, course: Path) -> dict[str, float]:
+    """nbgrader's own way: one `nbgrader autograde` over every submission, one after another."""
+    from nbgrader.api import Gradebook
+
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    common = [f"--CourseDirectory.root={course}", f"--CourseDirectory.source_directory={ROOT / 'solutions'}",
+              f"--CourseDirectory.release_directory={course / 'release'}",
+              f"--CourseDirectory.submitted_directory={course / 'submitted'}",
+              f"--CourseDirectory.autograded_directory={course / 'autograded'}",
+              f"--CourseDirectory.db_url=sqlite:///{course / 'gradebook.db'}", "--Execute.timeout=300",
+              "--log-level=ERROR"]
+    nbgrader = str(Path(sys.executable).with_name("nbgrader"))
+    subprocess.run([nbgrader, "generate_assignment", assignment, "--force", *common], cwd=ROOT, env=env, check=True)
+    for folder in subs.iterdir():
+        target = course / "submitted" / folder.name / assignment
+        target.mkdir(parents=True)
+        shutil.copy(folder / f"{assignment}.ipynb", target)
+    start = time.perf_counter()
+    subprocess.run([nbgrader, "autograde", assignment, "--create", *common], cwd=ROOT, env=env, check=True)
+    seconds = time.perf_counter() - start
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return seconds, {s.student.id: float(s.score) for s in gb.assignment_submissions(assignment)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--assignments", nargs="+", default=["ex01-gd-loop", "ex07-stable-softmax"])
+    parser.add_argument("--per-assignment", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=None)
+    args = parser.parse_args()
+    total_seq = total_ours = 0.0
+    n_total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for assignment in args.assignments:
+            subs = tmp / assignment / "subs"
+            students = cohort(assignment, args.per_assignment, subs)
+            seq_seconds, seq_scores = nbgrader_sequential(assignment, subs, tmp / assignment / "nbgrader")
+            start = time.perf_counter()
+            rows = grade(assignment, subs, tmp / assignment / "gdcourse", course_root=ROOT, jobs=args.jobs,
+                         progress=lambda _: None)
+            ours = time.perf_counter() - start
+            our_scores = {r.student: r.score for r in rows}
+            same = all(our_scores[s] == seq_scores[s] for s in students)
+            print(f"{assignment}: {len(students)} submissions; nbgrader sequential {seq_seconds:.1f} s "
+                  f"({seq_seconds / len(students):.2f} s each); gdcourse grade {ours:.1f} s "
+                  f"({ours / len(students):.2f} s each); ratio {seq_seconds / ours:.2f}x; identical scores: {same}")
+            if not same:
+                diff = {s: (seq_scores[s], our_scores[s]) for s in students if seq_scores[s] != our_scores[s]}
+                print("  differing (nbgrader, gdcourse):", diff)
+            total_seq, total_ours, n_total = total_seq + seq_seconds, total_ours + ours, n_total + len(students)
+    print(f"all: {n_total} submissions on {os.cpu_count()} cores; nbgrader {total_seq:.1f} s, gdcourse {total_ours:.1f} s, "
+          f"ratio {total_seq / total_ours:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
