@@ -31,6 +31,16 @@ def test_ddp_gradients_are_identical_and_equal_the_full_batch_gradient():
         torch.testing.assert_close(g0, g, rtol=1e-5, atol=1e-7)
 
 
+def test_functions_defined_in_a_notebook_travel_as_worker_and_as_argument():
+    def scale(x):  # local: plain pickle could send neither this nor the worker below
+        return 10 * x
+
+    def worker(rank, world_size, f):
+        return f(rank)
+
+    assert launch(worker, 2, (scale,)) == [0, 10]
+
+
 def test_a_worker_defined_in_main_works_and_errors_carry_the_rank_traceback():
     def worker(rank, world_size):  # a local function: plain pickle could not send it
         t = torch.tensor([rank + 1.0])

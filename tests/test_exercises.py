@@ -57,8 +57,15 @@ import ex04_variants  # noqa: E402
 import ex05_variants  # noqa: E402
 import ex06_variants  # noqa: E402
 import ex07_variants  # noqa: E402
+import ex08_variants  # noqa: E402
+import ex09_variants  # noqa: E402
+import ex10_variants  # noqa: E402
+import ex11_variants  # noqa: E402
+import ex12_variants  # noqa: E402
 
-VARIANTS = {"ex01-gd-loop": ex01_variants, "ex02-minibatch": ex02_variants, "ex03-momentum": ex03_variants, "ex04-adam": ex04_variants, "ex05-schedules": ex05_variants, "ex06-clipping": ex06_variants, "ex07-stable-softmax": ex07_variants}
+VARIANTS = {"ex01-gd-loop": ex01_variants, "ex02-minibatch": ex02_variants, "ex03-momentum": ex03_variants, "ex04-adam": ex04_variants, "ex05-schedules": ex05_variants, "ex06-clipping": ex06_variants, "ex07-stable-softmax": ex07_variants,
+            "ex08-training-step": ex08_variants, "ex09-checkpoint-resume": ex09_variants, "ex10-amp-step": ex10_variants,
+            "ex11-distributed": ex11_variants, "ex12-onnx-export": ex12_variants}
 
 
 def test_every_assignment_has_graded_variants():

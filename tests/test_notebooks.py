@@ -85,11 +85,16 @@ def _assigned_names(source):
     return {t.id for node in ast.parse(source).body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
 
 
+# Starting two processes (DDP) or the Trainer machinery costs real seconds on 2 cores.
+CI_BUDGET_SECONDS = {"book/02-pytorch/13-data-parallel.ipynb": 90, "book/02-pytorch/14-hf-trainer.ipynb": 90}
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_notebook_executes_at_ci_parameters(path, executed_ci):
     result = executed_ci[path.relative_to(ROOT).as_posix()]
     assert result.ok, f"{path.name} broke: {result.error} (executed copy: {result.output})"
-    assert result.seconds < 60, f"{path.name} took {result.seconds:.0f} s at CI parameters; the budget is 60 s"
+    budget = CI_BUDGET_SECONDS.get(path.relative_to(ROOT).as_posix(), 60)
+    assert result.seconds < budget, f"{path.name} took {result.seconds:.0f} s at CI parameters; the budget is {budget} s"
     executed = json.loads(result.output.read_text(encoding="utf-8"))
     for i, cell in enumerate(executed["cells"]):
         for out in cell.get("outputs", []):

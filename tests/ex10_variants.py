@@ -1,0 +1,172 @@
+"""Implementations of ex10 a student might hand in (see ex01_variants for the contract)."""
+
+_STEP_HEAD = (
+    "def amp_train_step(model, X, y, loss_fn, optimizer, scaler, device_type='cpu', dtype=torch.bfloat16,\n"
+    "                   max_norm=None):\n"
+)
+
+WRONG = {
+    "backward_on_the_unscaled_loss": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
+        "    optimizer.zero_grad()\n"
+        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+        "        loss = loss_fn(model(X), y)\n"
+        "    loss.backward()\n"
+        "    if max_norm is not None:\n"
+        "        scaler.unscale_(optimizer)\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    before = scaler.get_scale()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+    "clips_before_unscale": ("test_amp_step_clip", {"amp_train_step": _STEP_HEAD + (
+        "    optimizer.zero_grad()\n"
+        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+        "        loss = loss_fn(model(X), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    if max_norm is not None:\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    before = scaler.get_scale()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+    "clips_after_the_step": ("test_amp_step_clip", {"amp_train_step": _STEP_HEAD + (
+        "    optimizer.zero_grad()\n"
+        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+        "        loss = loss_fn(model(X), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    before = scaler.get_scale()\n"
+        "    scaler.step(optimizer)\n"
+        "    if max_norm is not None:\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    scaler.update()\n"
+        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+    "forgets_scaler_update": ("test_amp_step_skip", {"amp_train_step": _STEP_HEAD + (
+        "    optimizer.zero_grad()\n"
+        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+        "        loss = loss_fn(model(X), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    found = any(not torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)\n"
+        "    if max_norm is not None:\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    scaler.step(optimizer)\n"
+        "    return loss.item(), not found\n")}),
+    "forgets_zero_grad": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
+        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+        "        loss = loss_fn(model(X), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    if max_norm is not None:\n"
+        "        scaler.unscale_(optimizer)\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    before = scaler.get_scale()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+    "calls_optimizer_step_directly": ("test_amp_step_skip", {"amp_train_step": _STEP_HEAD + (
+        "    optimizer.zero_grad()\n"
+        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+        "        loss = loss_fn(model(X), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    if max_norm is not None:\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    before = scaler.get_scale()\n"
+        "    optimizer.step()\n"
+        "    scaler.update()\n"
+        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+    "returns_the_scaled_loss": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
+        "    optimizer.zero_grad()\n"
+        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+        "        loss = loss_fn(model(X), y)\n"
+        "    scaled = scaler.scale(loss)\n"
+        "    scaled.backward()\n"
+        "    if max_norm is not None:\n"
+        "        scaler.unscale_(optimizer)\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    before = scaler.get_scale()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "    return scaled.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+    "hard_codes_cuda": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
+        "    import warnings\n"
+        "    optimizer.zero_grad()\n"
+        "    with warnings.catch_warnings():\n"
+        "        warnings.simplefilter('ignore')  # autocast('cuda') on a CPU-only machine warns and disables itself\n"
+        "        with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+        "            loss = loss_fn(model(X), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    if max_norm is not None:\n"
+        "        scaler.unscale_(optimizer)\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    before = scaler.get_scale()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+    "ignores_the_dtype_argument": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
+        "    optimizer.zero_grad()\n"
+        "    with torch.autocast(device_type=device_type, dtype=autocast_dtype(device_type)):\n"
+        "        loss = loss_fn(model(X), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    if max_norm is not None:\n"
+        "        scaler.unscale_(optimizer)\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    before = scaler.get_scale()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+    "growth_counted_as_skip": ("test_step_was_skipped", {"step_was_skipped": (
+        "def step_was_skipped(scale_before, scale_after):\n"
+        "    return scale_after != scale_before\n")}),
+    "float16_on_the_cpu": ("test_autocast_dtype", {"autocast_dtype": (
+        "def autocast_dtype(device_type):\n"
+        "    return torch.float16\n")}),
+}
+
+CORRECT = {
+    "clips_against_the_scaled_threshold": {
+        "amp_train_step": _STEP_HEAD + (
+            "    # Clipping the scaled gradients at max_norm * S is the same as clipping the true ones at max_norm.\n"
+            "    for p in model.parameters():\n"
+            "        p.grad = None\n"
+            "    with torch.amp.autocast(device_type, dtype=dtype):\n"
+            "        out = model(X)\n"
+            "        loss = loss_fn(out, y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    S = scaler.get_scale()\n"
+            "    if max_norm is not None:\n"
+            "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm * S)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    return float(loss.detach()), not step_was_skipped(S, scaler.get_scale())\n"),
+        "step_was_skipped": (
+            "def step_was_skipped(scale_before, scale_after):\n"
+            "    return scale_after / scale_before < 1.0\n"),
+        "autocast_dtype": (
+            "def autocast_dtype(device_type):\n"
+            "    return torch.get_autocast_dtype(device_type)\n"),
+        "why_amp": "Clip after unscale_, or the threshold is divided by the scale; bf16 needs no scaler.",
+    },
+    "manual_norm_and_step_count": {
+        "amp_train_step": _STEP_HEAD + (
+            "    with torch.autocast(device_type=device_type, dtype=dtype, enabled=True):\n"
+            "        loss = loss_fn(model(X), y).float()\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)                      # always: the gradients are then true ones\n"
+            "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+            "    if max_norm is not None:\n"
+            "        total = torch.sqrt(sum((g.float() ** 2).sum() for g in grads))\n"
+            "        factor = max_norm / (total + 1e-6)\n"
+            "        if factor < 1:\n"
+            "            for g in grads:\n"
+            "                g.mul_(factor)\n"
+            "    old = scaler.get_scale()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    new = scaler.get_scale()\n"
+            "    optimizer.zero_grad(set_to_none=True)          # clear at the end instead of the start\n"
+            "    return loss.item(), bool(new >= old)\n"),
+        "autocast_dtype": (
+            "def autocast_dtype(device_type):\n"
+            "    return {'cpu': torch.bfloat16}.get(str(device_type), torch.float16)\n"),
+    },
+}
