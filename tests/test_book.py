@@ -104,3 +104,16 @@ def test_exercises_page_lists_every_assignment_with_working_paths():
         assert (ROOT / path).is_file()
         assert f"https://github.com/gdcourse/gdcourse/blob/main/{path}" in page
         assert f"https://colab.research.google.com/github/gdcourse/gdcourse/blob/main/{path}" in page
+
+
+def test_exercises_page_states_each_assignments_real_points():
+    import nbformat
+
+    page = (ROOT / "book" / "exercises.md").read_text()
+    for folder in sorted((ROOT / "exercises").iterdir()):
+        nb = nbformat.read(folder / f"{folder.name}.ipynb", as_version=4)
+        graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+        auto = sum(c.metadata["nbgrader"]["points"] for c in graded if c.cell_type == "code")
+        manual = sum(c.metadata["nbgrader"]["points"] for c in graded if c.cell_type == "markdown")
+        row = next(l for l in page.splitlines() if f"exercises/{folder.name}/" in l)
+        assert f"| {auto:g} + {manual:g} |" in row, f"{folder.name}: the page should say {auto:g} + {manual:g}"
