@@ -117,3 +117,20 @@ def test_exercises_page_states_each_assignments_real_points():
         manual = sum(c.metadata["nbgrader"]["points"] for c in graded if c.cell_type == "markdown")
         row = next(l for l in page.splitlines() if f"exercises/{folder.name}/" in l)
         assert f"| {auto:g} + {manual:g} |" in row, f"{folder.name}: the page should say {auto:g} + {manual:g}"
+
+
+def test_each_chapter_points_at_the_next_one():
+    """'Next' links the following chapter of the toc; '(coming)' is only for a chapter not written yet."""
+    import json
+    import os
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    chapters = [c["file"] for part in toc["parts"] if part.get("numbered") for c in part["chapters"]]
+    for i, chapter in enumerate(chapters):
+        cells = json.loads((ROOT / f"{chapter}.ipynb").read_text())["cells"]
+        text = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        if i + 1 < len(chapters):
+            rel = os.path.relpath(chapters[i + 1], Path(chapter).parent)
+            assert f"Next: chapter {i + 2}, {{doc}}`{rel}`." in text, chapter
+        else:
+            assert f"Next: chapter {i + 2} (coming)." in text, chapter
