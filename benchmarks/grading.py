@@ -1,5 +1,6 @@
 """Benchmark (not a test): grade a cohort with nbgrader's sequential
-`autograde` and with `gdcourse grade`, same submissions, same machine, one run.
+`autograde` + `generate_feedback` (nbgrader's way to the same outputs) and
+with `gdcourse grade`, same submissions, same machine, one run.
 
     .venv/bin/python benchmarks/grading.py [--per-assignment 20] [--jobs N] [--assignments ex01-gd-loop ex07-stable-softmax]
 
@@ -56,6 +57,7 @@ def nbgrader_sequential(assignment: str, subs: Path, course: Path) -> dict[str, 
               f"--CourseDirectory.db_url=sqlite:///{course / 'gradebook.db'}", "--Execute.timeout=300",
               "--log-level=ERROR"]
     nbgrader = str(Path(sys.executable).with_name("nbgrader"))
+    course.mkdir(parents=True)
     subprocess.run([nbgrader, "generate_assignment", assignment, "--force", *common], cwd=ROOT, env=env, check=True)
     for folder in subs.iterdir():
         target = course / "submitted" / folder.name / assignment
@@ -63,9 +65,12 @@ def nbgrader_sequential(assignment: str, subs: Path, course: Path) -> dict[str, 
         shutil.copy(folder / f"{assignment}.ipynb", target)
     start = time.perf_counter()
     subprocess.run([nbgrader, "autograde", assignment, "--create", *common], cwd=ROOT, env=env, check=True)
-    seconds = time.perf_counter() - start
+    autograde = time.perf_counter() - start
+    subprocess.run([nbgrader, "generate_feedback", assignment, f"--CourseDirectory.feedback_directory={course / 'feedback'}",
+                    *common], cwd=ROOT, env=env, check=True)
+    both = time.perf_counter() - start
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return seconds, {s.student.id: float(s.score) for s in gb.assignment_submissions(assignment)}
+        return autograde, both, {s.student.id: float(s.score) for s in gb.assignment_submissions(assignment)}
 
 
 def main() -> None:
@@ -74,29 +79,33 @@ def main() -> None:
     parser.add_argument("--per-assignment", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args()
-    total_seq = total_ours = 0.0
+    total_seq = total_ours = total_auto = 0.0
     n_total = 0
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for assignment in args.assignments:
             subs = tmp / assignment / "subs"
             students = cohort(assignment, args.per_assignment, subs)
-            seq_seconds, seq_scores = nbgrader_sequential(assignment, subs, tmp / assignment / "nbgrader")
+            autograde_only, seq_seconds, seq_scores = nbgrader_sequential(assignment, subs, tmp / assignment / "nbgrader")
             start = time.perf_counter()
             rows = grade(assignment, subs, tmp / assignment / "gdcourse", course_root=ROOT, jobs=args.jobs,
                          progress=lambda _: None)
             ours = time.perf_counter() - start
             our_scores = {r.student: r.score for r in rows}
             same = all(our_scores[s] == seq_scores[s] for s in students)
-            print(f"{assignment}: {len(students)} submissions; nbgrader sequential {seq_seconds:.1f} s "
-                  f"({seq_seconds / len(students):.2f} s each); gdcourse grade {ours:.1f} s "
-                  f"({ours / len(students):.2f} s each); ratio {seq_seconds / ours:.2f}x; identical scores: {same}")
+            print(f"{assignment}: {len(students)} submissions; nbgrader sequential autograde {autograde_only:.1f} s, "
+                  f"+ generate_feedback {seq_seconds:.1f} s ({seq_seconds / len(students):.2f} s each); "
+                  f"gdcourse grade (autograde + feedback + checks) {ours:.1f} s ({ours / len(students):.2f} s each); "
+                  f"ratio {seq_seconds / ours:.2f}x ({autograde_only / ours:.2f}x against autograde alone); "
+                  f"identical scores: {same}")
+            total_auto += autograde_only
             if not same:
                 diff = {s: (seq_scores[s], our_scores[s]) for s in students if seq_scores[s] != our_scores[s]}
                 print("  differing (nbgrader, gdcourse):", diff)
             total_seq, total_ours, n_total = total_seq + seq_seconds, total_ours + ours, n_total + len(students)
-    print(f"all: {n_total} submissions on {os.cpu_count()} cores; nbgrader {total_seq:.1f} s, gdcourse {total_ours:.1f} s, "
-          f"ratio {total_seq / total_ours:.2f}x")
+    print(f"all: {n_total} submissions on {os.cpu_count()} cores; nbgrader autograde + generate_feedback {total_seq:.1f} s "
+          f"(autograde alone {total_auto:.1f} s), gdcourse grade {total_ours:.1f} s; ratio {total_seq / total_ours:.2f}x "
+          f"({total_auto / total_ours:.2f}x against autograde alone)")
 
 
 if __name__ == "__main__":
