@@ -1,5 +1,7 @@
 """Two real gloo processes on this CPU."""
 
+import time
+
 import pytest
 import torch
 import torch.distributed as dist
@@ -56,6 +58,8 @@ def test_a_worker_defined_in_main_works_and_errors_carry_the_rank_traceback():
 def _hang(rank, world_size):
     if rank == 0:
         dist.barrier()  # rank 1 never arrives
+    else:
+        time.sleep(120)  # alive but absent: had it exited, gloo would fail rank 0 instead of hanging
 
 
 def test_a_hung_collective_times_out():
