@@ -12,6 +12,10 @@ One concept per module:
 - :mod:`gdcourse.clipping`  gradient clipping as torch.nn.utils does it
 - :mod:`gdcourse.precision` floating-point facts, bfloat16 rounding, stable softmax
 - :mod:`gdcourse.train`     early stopping, atomic checkpoints, exact resume (RNG states)
+- :mod:`gdcourse.monitor`   watching a torch run: gradient norms, the first non-finite module, LR range test
+- :mod:`gdcourse.preflight` the executable pre-flight checklist for a model, loader and optimizer
+- :mod:`gdcourse.curvature` Hessian-vector products, λmax, sharpness, gradient noise scale (torch.func)
+- :mod:`gdcourse.step_cost` bytes an optimizer step moves, memory of parameters, gradients and state
 - :mod:`gdcourse.distributed` spawn a data-parallel worker from a notebook or script
 - :mod:`gdcourse.plot`      loss-curve figures
 - :mod:`gdcourse.widgets`   interactive explorers (ipywidgets)
