@@ -15,7 +15,7 @@ One concept per module:
 - :mod:`gdcourse.monitor`   watching a torch run: gradient norms, the first non-finite module, LR range test
 - :mod:`gdcourse.preflight` the executable pre-flight checklist for a model, loader and optimizer
 - :mod:`gdcourse.curvature` Hessian-vector products, λmax, sharpness, gradient noise scale (torch.func)
-- :mod:`gdcourse.step_cost` bytes an optimizer step moves, memory of parameters, gradients and state
+- :mod:`gdcourse.cost`      what training costs: bytes per step, memory of parameters, gradients, state and activations, timing
 - :mod:`gdcourse.distributed` spawn a data-parallel worker from a notebook or script
 - :mod:`gdcourse.plot`      loss-curve figures
 - :mod:`gdcourse.widgets`   interactive explorers (ipywidgets)

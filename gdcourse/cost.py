@@ -1,13 +1,18 @@
-"""What an optimizer step costs: the bytes it must read and write per parameter,
-and the memory that parameters, gradients and optimizer state occupy.
+"""What training costs: the bytes an optimizer step must read and write per
+parameter; the memory held by parameters, gradients, optimizer state and the
+activations saved for backward; and timing that a busy machine cannot skew.
 
-These are the minimum traffic of a single fused pass over the tensors; a
-for-loop implementation reads and writes intermediate results too, which is
+The traffic figures are the minimum of a single fused pass over the tensors;
+a for-loop implementation also reads and writes intermediate results, which is
 why it is slower than the table says (chapter 18 measures by how much).
 """
 
 from __future__ import annotations
 
+import random
+import statistics
+import time
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -105,3 +110,74 @@ def footprint_table(n_params: int, optimizers=OPTIMIZERS[:3], **kwargs) -> list[
                      "state_MiB": (fp.optimizer_state + fp.master_weights) / mib, "total_MiB": fp.total / mib,
                      "bytes_per_param": fp.bytes_per_param})
     return rows
+
+
+# --- activation memory --------------------------------------------------------
+
+class _Saved:  # what autograd keeps instead of a tensor while we watch (no grad_fn: no reference cycle)
+    __slots__ = ("t", "__weakref__")
+
+    def __init__(self, t):
+        self.t = t
+
+
+class SavedTensors:
+    """Bytes of the tensors autograd saves for backward, while they are alive.
+
+        probe = SavedTensors(exclude=[*model.parameters(), x])
+        with probe:
+            loss = model(x).sum()
+        probe.live_bytes()      # activations held until backward frees them
+
+    Storages are counted once (views share them); tensors listed in ``exclude``
+    (parameters, the input batch) are not counted because they exist anyway.
+    """
+
+    def __init__(self, exclude=()):
+        self._exclude = {t.untyped_storage().data_ptr() for t in exclude}
+        self._alive: weakref.WeakSet = weakref.WeakSet()
+        self.peak = 0
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda s: s.t)
+
+    def _pack(self, t):
+        saved = _Saved(t.detach())
+        self._alive.add(saved)
+        self.peak = max(self.peak, self.live_bytes())
+        return saved
+
+    def live_bytes(self) -> int:
+        storages = {s.t.untyped_storage().data_ptr(): s.t.untyped_storage().nbytes() for s in list(self._alive)}
+        return sum(n for ptr, n in storages.items() if ptr not in self._exclude)
+
+    def __enter__(self):
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._hooks.__exit__(*exc)
+
+
+# --- timing -------------------------------------------------------------------
+
+def interleaved_timings(fns: dict, *, repeats: int = 20, warmup: int = 2, seed: int = 0) -> dict:
+    """Median seconds per call of each function, measured in a shuffled interleaved order.
+
+    Interleaving spreads a noisy neighbour (another process, frequency scaling)
+    over all candidates instead of penalising whichever ran during the noise;
+    the median ignores the odd slow call.
+    """
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    rng = random.Random(seed)
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        order = list(fns)
+        rng.shuffle(order)
+        for name in order:
+            start = time.perf_counter()
+            fns[name]()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}

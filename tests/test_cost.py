@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from gdcourse.step_cost import (bytes_per_parameter, footprint_table, measured_state_bytes, memory_footprint,
+from gdcourse.cost import (bytes_per_parameter, footprint_table, measured_state_bytes, memory_footprint,
                                 state_tensors)
 
 
@@ -41,3 +41,31 @@ def test_the_table_agrees_with_torch_optimizers(name, make):
     n = sum(p.numel() for p in model.parameters())
     # torch's Adam also keeps one scalar step counter per tensor
     assert measured_state_bytes(opt) == pytest.approx(memory_footprint(n, name).optimizer_state, abs=64)
+
+
+def test_saved_tensors_counts_activations_until_backward_frees_them():
+    from gdcourse.cost import SavedTensors
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(100, 200), torch.nn.ReLU(), torch.nn.Linear(200, 10))
+    x = torch.randn(64, 100)
+    probe = SavedTensors(exclude=[*model.parameters(), x])
+    with probe:
+        loss = model(x).sum()
+    held = probe.live_bytes()
+    # ReLU keeps its 64x200 output, which the second Linear also saves as its input (same storage, counted once);
+    # the first Linear saves x and its weight, both excluded.
+    assert held == 64 * 200 * 4
+    loss.backward()
+    assert probe.live_bytes() == 0 and probe.peak == held
+    with torch.no_grad(), SavedTensors() as nothing:
+        model(x)
+    assert nothing.peak == 0
+
+
+def test_interleaved_timings_rank_a_slow_function_slower():
+    import time
+    from gdcourse.cost import interleaved_timings
+    t = interleaved_timings({"fast": lambda: None, "slow": lambda: time.sleep(0.002)}, repeats=5)
+    assert t["slow"] > 0.0015 > t["fast"]
+    with pytest.raises(ValueError):
+        interleaved_timings({}, repeats=0)
