@@ -166,6 +166,11 @@ def preflight(model: torch.nn.Module, loader, optimizer: torch.optim.Optimizer, 
             detail += "" if capped else " (and it keeps rising after the warmup)"
         if lrs[0] == 0:
             detail += "; the first update uses lr 0 and does nothing"
+        after_peak = lrs[lrs.index(max(lrs)):]
+        if min(after_peak) < max(lrs) / 10:  # no sane schedule loses 90% within the first few updates
+            ok = False
+            detail += (f"; it falls to {min(after_peak):.3g} within {steps} updates"
+                       " (a scheduler stepped per batch instead of per epoch?)")
         add(Check("learning rate in effect", ok, detail))
 
         if math.isfinite(value):

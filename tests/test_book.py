@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+from book_toc import toc_files
 from gdcourse.notebooks import REPOSITORY, discover, needs_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,20 +15,8 @@ TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
 CHAPTER = "book/01-by-hand/01-the-loop"
 
 
-def _toc_files(node):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("file", "root"):
-                yield value
-            else:
-                yield from _toc_files(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _toc_files(item)
-
-
 def test_toc_and_book_folder_agree():
-    listed = set(_toc_files(TOC))
+    listed = set(toc_files())
     pages = {p.relative_to(ROOT).with_suffix("").as_posix() for p in (ROOT / "book").rglob("*")
              if p.suffix in (".ipynb", ".md") and ".ipynb_checkpoints" not in p.parts}
     assert listed == pages, f"in toc only: {listed - pages}; in book/ only: {pages - listed}"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
+
+from book_toc import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "book" / "appendices" / "claims.md"
@@ -26,26 +27,6 @@ REF = re.compile(r"^\{ref\}`[^`<]*\S <(claim-[a-z0-9-]+)>`$")
 DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`")
 COUNTS = re.compile(r"the table holds (\d+) claims: (\d+) holds, (\d+) partly, (\d+) wrong, "
                     r"(\d+) outdated and (\d+) cannot be checked\.")
-
-
-
-def _toc_files(node):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "file":
-                yield value
-            else:
-                yield from _toc_files(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _toc_files(item)
-
-
-def chapter_notebooks() -> list[str]:
-    """The toc's notebook pages, in order, as repository paths without suffix (Markdown pages skipped)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    return [f for f in _toc_files(toc.get("parts", toc.get("chapters", []))) if (ROOT / f"{f}.ipynb").is_file()]
-
 
 Box = collections.namedtuple("Box", "chapter number label body problem")
 

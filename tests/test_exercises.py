@@ -4,6 +4,7 @@ untouched release zero, plausible wrong answers less, and correct alternatives
 full marks."""
 
 import filecmp
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -50,22 +51,9 @@ def test_every_graded_cell_has_points_and_a_unique_id():
 
 # --- every assignment graded through nbgrader -----------------------------
 
-import ex01_variants  # noqa: E402
-import ex02_variants  # noqa: E402
-import ex03_variants  # noqa: E402
-import ex04_variants  # noqa: E402
-import ex05_variants  # noqa: E402
-import ex06_variants  # noqa: E402
-import ex07_variants  # noqa: E402
-import ex08_variants  # noqa: E402
-import ex09_variants  # noqa: E402
-import ex10_variants  # noqa: E402
-import ex11_variants  # noqa: E402
-import ex12_variants  # noqa: E402
-
-VARIANTS = {"ex01-gd-loop": ex01_variants, "ex02-minibatch": ex02_variants, "ex03-momentum": ex03_variants, "ex04-adam": ex04_variants, "ex05-schedules": ex05_variants, "ex06-clipping": ex06_variants, "ex07-stable-softmax": ex07_variants,
-            "ex08-training-step": ex08_variants, "ex09-checkpoint-resume": ex09_variants, "ex10-amp-step": ex10_variants,
-            "ex11-distributed": ex11_variants, "ex12-onnx-export": ex12_variants}
+# Each assignment exNN-slug has tests/exNN_variants.py with WRONG and CORRECT submissions.
+VARIANTS = {a: importlib.import_module(f"{a.split('-')[0]}_variants") for a in ASSIGNMENTS
+            if (ROOT / "tests" / f"{a.split('-')[0]}_variants.py").is_file()}
 
 
 def test_every_assignment_has_graded_variants():

@@ -54,6 +54,12 @@ def test_each_classic_mistake_fails_its_own_check():
                   scheduler=zero_start, warmup_steps=10, verbose=False)
     assert r.failed() == ["learning rate in effect"] and "lr 0 " in r["learning rate in effect"].detail
 
+    fresh = torch.optim.SGD(model.parameters(), lr=0.1)
+    per_batch = torch.optim.lr_scheduler.ExponentialLR(fresh, gamma=0.8)  # meant per epoch, stepped per batch
+    r = preflight(model, _loader(split.X_train, split.y_train), fresh, nn.functional.cross_entropy,
+                  scheduler=per_batch, verbose=False)
+    assert r.failed() == ["learning rate in effect"] and "per batch" in r["learning rate in effect"].detail
+
     tiny = torch.optim.SGD(model.parameters(), lr=1e-6)
     r = preflight(model, _loader(split.X_train, split.y_train), tiny, nn.functional.cross_entropy, verbose=False)
     assert r.failed() == ["overfits one batch"]
