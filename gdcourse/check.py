@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT_ENV = "GDCOURSE_ROOT"
+# Set by the cohort grader: the graded test cells have just run, so the self-check cell
+# would only run the visible tests a second time (seconds per submission, hours per cohort).
+GRADING_ENV = "GDCOURSE_GRADING"
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class TestResult:
 class CheckReport:
     assignment: str
     results: tuple[TestResult, ...]
+    skipped: bool = False  # under the grader
 
     @property
     def points(self) -> float:
@@ -47,6 +51,8 @@ class CheckReport:
         return sum(r.points for r in self.results)
 
     def __str__(self) -> str:
+        if self.skipped:
+            return f"Self-check of {self.assignment} skipped: the grader runs the tests itself"
         lines = [f"Self-check of {self.assignment}: visible tests only (hidden tests run when graded)"]
         for r in self.results:
             mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[r.status]
@@ -92,6 +98,8 @@ def check(assignment: str, namespace: dict | None = None, *, root: Path | None =
     Call it from the exercise notebook: ``check("ex01-gd-loop")``. ``namespace``
     defaults to the caller's global variables (the notebook's).
     """
+    if os.environ.get(GRADING_ENV):
+        return CheckReport(assignment, (), skipped=True)
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     results = []

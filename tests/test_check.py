@@ -91,3 +91,12 @@ def test_self_check_needs_no_nbgrader(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert out.stdout.strip() == "passed"
+
+
+def test_under_the_grader_the_self_check_stands_down(monkeypatch):
+    from gdcourse.check import GRADING_ENV
+    monkeypatch.setenv(GRADING_ENV, "1")
+    report = check(ASSIGNMENT, {})  # an empty namespace would fail every test if they ran
+    assert report.skipped and report.results == () and "skipped" in str(report)
+    monkeypatch.delenv(GRADING_ENV)
+    assert check(ASSIGNMENT, {}).points == 0 and not check(ASSIGNMENT, {}).skipped

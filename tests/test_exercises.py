@@ -4,6 +4,7 @@ untouched release zero, plausible wrong answers less, and correct alternatives
 full marks."""
 
 import filecmp
+import json
 import importlib
 import subprocess
 import sys
@@ -69,6 +70,7 @@ def _auto_points(assignment):
 
 
 _GRADED = {}
+_OUT = {}
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +89,10 @@ def graded(tmp_path_factory):
                 submission(assignment, {**reference, **answers}, cohort, f"wrong-{name}")
             for name, answers in module.CORRECT.items():
                 submission(assignment, {**reference, **answers}, cohort, f"correct-{name}")
-            rows = grade(assignment, cohort, tmp_path_factory.mktemp(f"{assignment}-graded"),
-                         course_root=ROOT, progress=lambda _: None)
+            out = tmp_path_factory.mktemp(f"{assignment}-graded")
+            rows = grade(assignment, cohort, out, course_root=ROOT, progress=lambda _: None)
             _GRADED[assignment] = {r.student: r for r in rows}
+            _OUT[assignment] = out
         return _GRADED[assignment]
 
     return get
@@ -101,6 +104,11 @@ def test_solution_gets_every_automatic_point(graded, assignment):
     assert row.status == "graded"
     assert row.score == _auto_points(assignment) < row.max_score, row.reason
     assert "await manual grading" in row.reason
+    # the self-check cell stood down instead of running the visible tests a second time
+    graded_nb, = (_OUT[assignment] / "autograded" / "solution").rglob(f"{assignment}.ipynb")
+    last = [c for c in json.loads(graded_nb.read_text())["cells"] if c["cell_type"] == "code"][-1]
+    assert "check(" in "".join(last["source"])
+    assert "skipped: the grader runs the tests itself" in json.dumps(last["outputs"])
 
 
 @pytest.mark.parametrize("assignment", sorted(VARIANTS))

@@ -19,6 +19,8 @@ import time
 import warnings
 from pathlib import Path
 
+from gdcourse.check import GRADING_ENV
+
 
 def nbgrader_config(course_root: Path, work: Path, *, db: Path, release: Path, cell_timeout: int,
                     autograded: Path | None = None):
@@ -179,6 +181,7 @@ def main(argv=None) -> None:
         os.environ[name] = str(args.work / sub)
         (args.work / sub).mkdir(parents=True, exist_ok=True)
     os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")  # alembic
+    os.environ[GRADING_ENV] = "1"  # the notebooks' self-check cells stand down: their tests run graded anyway
     out = os.fdopen(args.result_fd, "w", buffering=1)
     import nbgrader.apps  # noqa: F401  (imported before the first job, so jobs pay no import time)
     out.write(json.dumps({"event": "ready"}) + "\n")
