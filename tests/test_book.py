@@ -109,7 +109,7 @@ def test_exercises_page_states_each_assignments_real_points():
 
 
 def test_each_chapter_points_at_the_next_one():
-    """'Next' links the following chapter of the toc; '(coming)' is only for a chapter not written yet."""
+    """'Next' links the following chapter of the toc, and the last chapter the first appendix."""
     import json
     import os
 
@@ -121,5 +121,8 @@ def test_each_chapter_points_at_the_next_one():
         if i + 1 < len(chapters):
             rel = os.path.relpath(chapters[i + 1], Path(chapter).parent)
             assert f"Next: chapter {i + 2}, {{doc}}`{rel}`." in text, chapter
-        else:
-            assert f"Next: chapter {i + 2} (coming)." in text, chapter
+        else:  # the last chapter leads into the appendices
+            first_page = next(c["file"] for part in toc["parts"] if part.get("caption") == "Appendices"
+                              for c in part["chapters"])
+            rel = os.path.relpath(first_page, Path(chapter).parent)
+            assert f"Next: the appendices, starting with {{doc}}`{rel}`." in text, chapter
