@@ -73,15 +73,16 @@ def _scale_check(name, t, max_mean, std_range):
                                f"(want |mean| <= {max_mean:g}, std in [{std_range[0]:g}, {std_range[1]:g}])")
 
 
-def _lr_used(optimizer, scheduler, steps):
-    """The learning rate of group 0 that each of the first ``steps`` updates would use."""
+def _lr_used(optimizer, scheduler, steps, every):
+    """The learning rate of group 0 that each of the first ``steps`` updates would use,
+    with the scheduler stepped after every ``every`` updates."""
     optimizer, scheduler = copy.deepcopy((optimizer, scheduler))
     lrs = []
-    for _ in range(steps):
+    for update in range(1, steps + 1):
         lrs.append(float(optimizer.param_groups[0]["lr"]))
         optimizer.zero_grad(set_to_none=True)
         optimizer.step()  # no gradients: nothing moves, but the scheduler sees a step was taken
-        if scheduler is not None:
+        if scheduler is not None and update % every == 0:
             scheduler.step()
     return lrs
 
@@ -92,16 +93,21 @@ def _loss(model, loss_fn, X, y):
 
 def preflight(model: torch.nn.Module, loader, optimizer: torch.optim.Optimizer, loss_fn, *, scheduler=None,
               frozen: tuple[str, ...] = (), warmup_steps: int | None = None, lr_steps: int = 20,
+              scheduler_every: int = 1,
               overfit_steps: int = 100, overfit_ratio: float = 0.1, max_input_mean: float = 3.0,
               input_std: tuple[float, float] = (0.2, 5.0), verbose: bool = True) -> Report:
     """Run the checklist and return a :class:`Report` (printed unless ``verbose=False``).
 
     ``frozen`` names parameter prefixes that must not train (e.g. ``("0.",)`` for a
     frozen first layer). ``warmup_steps``, when given, is checked against the
-    learning rates the scheduler really produces. The one-batch overfit trains a
+    learning rates the scheduler really produces; ``scheduler_every`` says how many
+    updates pass between two ``scheduler.step()`` calls in your loop (1 when it
+    steps per batch, ``len(loader)`` when it steps per epoch). The one-batch overfit trains a
     copy for ``overfit_steps`` updates at the optimizer's base rate and passes if
     the loss falls below ``overfit_ratio`` × its starting value.
     """
+    if scheduler_every < 1:
+        raise ValueError(f"scheduler_every must be at least 1, got {scheduler_every}")
     saved_rng = rng_state()
     report = Report()
     add = report.checks.append
@@ -153,7 +159,7 @@ def preflight(model: torch.nn.Module, loader, optimizer: torch.optim.Optimizer, 
         with warnings.catch_warnings():
             # the copies step with no gradients, which some schedulers comment on
             warnings.simplefilter("ignore", UserWarning)
-            lrs = _lr_used(optimizer, scheduler, steps)
+            lrs = _lr_used(optimizer, scheduler, steps, scheduler_every)
         ok = all(math.isfinite(v) and v >= 0 for v in lrs) and max(lrs) > 0
         detail = f"first updates use lr {lrs[0]:.3g}, {lrs[1]:.3g}, ... ; peak {max(lrs):.3g} at update {lrs.index(max(lrs))}"
         if warmup_steps:

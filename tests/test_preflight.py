@@ -59,6 +59,10 @@ def test_each_classic_mistake_fails_its_own_check():
     r = preflight(model, _loader(split.X_train, split.y_train), fresh, nn.functional.cross_entropy,
                   scheduler=per_batch, verbose=False)
     assert r.failed() == ["learning rate in effect"] and "per batch" in r["learning rate in effect"].detail
+    # the same scheduler stepped once per epoch, as it was meant, passes when preflight is told so
+    r = preflight(model, _loader(split.X_train, split.y_train), fresh, nn.functional.cross_entropy,
+                  scheduler=per_batch, scheduler_every=100, verbose=False)
+    assert r.ok, r
 
     tiny = torch.optim.SGD(model.parameters(), lr=1e-6)
     r = preflight(model, _loader(split.X_train, split.y_train), tiny, nn.functional.cross_entropy, verbose=False)
