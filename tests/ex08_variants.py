@@ -1,121 +1,84 @@
 """Implementations of ex08 a student might hand in (see ex01_variants for the contract)."""
 
+from submissions import edited
+
 _STEP_HEAD = "def train_step(model, X, y, loss_fn, optimizer, max_norm=None):\n"
 _EPOCH_HEAD = ("def train_epoch(model, loader, loss_fn, optimizer, scheduler=None, max_norm=None, "
                "scheduler_per=\"epoch\"):\n")
 _EVAL_HEAD = "def evaluate(model, loader, loss_fn):\n"
 _ACC_HEAD = "def accumulation_step(model, micro_batches, loss_fn, optimizer):\n"
 
+# The right answers; each wrong one below differs from one of them in a line or two.
+_STEP_OK = _STEP_HEAD + (
+    "    optimizer.zero_grad()\n"
+    "    loss = loss_fn(model(X), y)\n"
+    "    loss.backward()\n"
+    "    if max_norm is not None:\n"
+    "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+    "    optimizer.step()\n"
+    "    return loss.item()\n")
+_EPOCH_OK = _EPOCH_HEAD + (
+    "    model.train()\n"
+    "    losses = []\n"
+    "    for X, y in loader:\n"
+    "        losses.append(train_step(model, X, y, loss_fn, optimizer, max_norm))\n"
+    "        if scheduler is not None and scheduler_per == 'batch':\n"
+    "            scheduler.step()\n"
+    "    if scheduler is not None and scheduler_per == 'epoch':\n"
+    "        scheduler.step()\n"
+    "    return sum(losses) / len(losses)\n")
+_EVAL_OK = _EVAL_HEAD + (
+    "    was = model.training\n"
+    "    model.eval()\n"
+    "    total, correct, n = 0.0, 0, 0\n"
+    "    with torch.no_grad():\n"
+    "        for X, y in loader:\n"
+    "            out = model(X)\n"
+    "            total += loss_fn(out, y).item() * len(y)\n"
+    "            correct += (out.argmax(1) == y).sum().item()\n"
+    "            n += len(y)\n"
+    "    model.train(was)\n"
+    "    return total / n, correct / n\n")
+_ACC_OK = _ACC_HEAD + (
+    "    optimizer.zero_grad()\n"
+    "    k, total = len(micro_batches), 0.0\n"
+    "    for X, y in micro_batches:\n"
+    "        loss = loss_fn(model(X), y) / k\n"
+    "        loss.backward()\n"
+    "        total += loss.item()\n"
+    "    optimizer.step()\n"
+    "    return total\n")
+_CLIP = ("    if max_norm is not None:\n"
+         "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n")
+_BATCH_SCHED = ("        if scheduler is not None and scheduler_per == 'batch':\n"
+                "            scheduler.step()\n")
+_TRAIN = "        losses.append(train_step(model, X, y, loss_fn, optimizer, max_norm))\n"
+
 WRONG = {
-    "step_without_zero_grad": ("test_train_step", {"train_step": (
-        _STEP_HEAD +
-        "    loss = loss_fn(model(X), y)\n"
-        "    loss.backward()\n"
-        "    if max_norm is not None:\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    optimizer.step()\n"
-        "    return loss.item()\n")}),
-    "step_zero_grad_at_the_end": ("test_train_step", {"train_step": (
-        _STEP_HEAD +
-        "    loss = loss_fn(model(X), y)\n"
-        "    loss.backward()\n"
-        "    if max_norm is not None:\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    optimizer.step()\n"
-        "    optimizer.zero_grad()\n"
-        "    return loss.item()\n")}),
-    "step_clips_before_backward": ("test_train_step", {"train_step": (
-        _STEP_HEAD +
-        "    optimizer.zero_grad()\n"
-        "    loss = loss_fn(model(X), y)\n"
-        "    if max_norm is not None:\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    loss.backward()\n"
-        "    optimizer.step()\n"
-        "    return loss.item()\n")}),
-    "step_returns_the_loss_tensor": ("test_train_step", {"train_step": (
-        _STEP_HEAD +
-        "    optimizer.zero_grad()\n"
-        "    loss = loss_fn(model(X), y)\n"
-        "    loss.backward()\n"
-        "    if max_norm is not None:\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    optimizer.step()\n"
-        "    return loss\n")}),
-    "epoch_steps_the_scheduler_every_batch": ("test_train_epoch", {"train_epoch": (
-        _EPOCH_HEAD +
-        "    model.train()\n"
-        "    losses = []\n"
-        "    for X, y in loader:\n"
-        "        losses.append(train_step(model, X, y, loss_fn, optimizer, max_norm))\n"
-        "        if scheduler is not None:\n"
-        "            scheduler.step()\n"
-        "    return sum(losses) / len(losses)\n")}),
-    "epoch_scheduler_before_the_optimizer": ("test_train_epoch", {"train_epoch": (
-        _EPOCH_HEAD +
-        "    model.train()\n"
-        "    losses = []\n"
-        "    for X, y in loader:\n"
-        "        if scheduler is not None and scheduler_per == 'batch':\n"
-        "            scheduler.step()\n"
-        "        losses.append(train_step(model, X, y, loss_fn, optimizer, max_norm))\n"
-        "    if scheduler is not None and scheduler_per == 'epoch':\n"
-        "        scheduler.step()\n"
-        "    return sum(losses) / len(losses)\n")}),
-    "epoch_forgets_train_mode": ("test_train_epoch", {"train_epoch": (
-        _EPOCH_HEAD +
-        "    losses = []\n"
-        "    for X, y in loader:\n"
-        "        losses.append(train_step(model, X, y, loss_fn, optimizer, max_norm))\n"
-        "        if scheduler is not None and scheduler_per == 'batch':\n"
-        "            scheduler.step()\n"
-        "    if scheduler is not None and scheduler_per == 'epoch':\n"
-        "        scheduler.step()\n"
-        "    return sum(losses) / len(losses)\n")}),
-    "epoch_drops_max_norm": ("test_train_epoch", {"train_epoch": (
-        _EPOCH_HEAD +
-        "    model.train()\n"
-        "    losses = []\n"
-        "    for X, y in loader:\n"
-        "        losses.append(train_step(model, X, y, loss_fn, optimizer))\n"
-        "        if scheduler is not None and scheduler_per == 'batch':\n"
-        "            scheduler.step()\n"
-        "    if scheduler is not None and scheduler_per == 'epoch':\n"
-        "        scheduler.step()\n"
-        "    return sum(losses) / len(losses)\n")}),
-    "evaluate_forgets_eval_mode": ("test_evaluate", {"evaluate": (
-        _EVAL_HEAD +
-        "    total, correct, n = 0.0, 0, 0\n"
-        "    with torch.no_grad():\n"
-        "        for X, y in loader:\n"
-        "            out = model(X)\n"
-        "            total += loss_fn(out, y).item() * len(y)\n"
-        "            correct += (out.argmax(1) == y).sum().item()\n"
-        "            n += len(y)\n"
-        "    return total / n, correct / n\n")}),
-    "evaluate_forgets_no_grad": ("test_evaluate", {"evaluate": (
-        _EVAL_HEAD +
-        "    was = model.training\n"
-        "    model.eval()\n"
-        "    total, correct, n = 0.0, 0, 0\n"
-        "    for X, y in loader:\n"
-        "        out = model(X)\n"
-        "        total += loss_fn(out, y).item() * len(y)\n"
-        "        correct += (out.argmax(1) == y).sum().item()\n"
-        "        n += len(y)\n"
-        "    model.train(was)\n"
-        "    return total / n, correct / n\n")}),
-    "evaluate_leaves_eval_mode_on": ("test_evaluate", {"evaluate": (
-        _EVAL_HEAD +
-        "    model.eval()\n"
-        "    total, correct, n = 0.0, 0, 0\n"
-        "    with torch.no_grad():\n"
-        "        for X, y in loader:\n"
-        "            out = model(X)\n"
-        "            total += loss_fn(out, y).item() * len(y)\n"
-        "            correct += (out.argmax(1) == y).sum().item()\n"
-        "            n += len(y)\n"
-        "    return total / n, correct / n\n")}),
+    "step_without_zero_grad": ("test_train_step", {"train_step": edited(
+        _STEP_OK, ("    optimizer.zero_grad()\n", ""))}),
+    "step_zero_grad_at_the_end": ("test_train_step", {"train_step": edited(
+        _STEP_OK, ("    optimizer.zero_grad()\n", ""),
+        ("    optimizer.step()\n", "    optimizer.step()\n    optimizer.zero_grad()\n"))}),
+    "step_clips_before_backward": ("test_train_step", {"train_step": edited(
+        _STEP_OK, ("    loss.backward()\n" + _CLIP, _CLIP + "    loss.backward()\n"))}),
+    "step_returns_the_loss_tensor": ("test_train_step", {"train_step": edited(
+        _STEP_OK, ("return loss.item()", "return loss"))}),
+    "epoch_steps_the_scheduler_every_batch": ("test_train_epoch", {"train_epoch": edited(
+        _EPOCH_OK, (" and scheduler_per == 'batch'", ""),
+        ("    if scheduler is not None and scheduler_per == 'epoch':\n        scheduler.step()\n", ""))}),
+    "epoch_scheduler_before_the_optimizer": ("test_train_epoch", {"train_epoch": edited(
+        _EPOCH_OK, (_TRAIN + _BATCH_SCHED, _BATCH_SCHED + _TRAIN))}),
+    "epoch_forgets_train_mode": ("test_train_epoch", {"train_epoch": edited(
+        _EPOCH_OK, ("    model.train()\n", ""))}),
+    "epoch_drops_max_norm": ("test_train_epoch", {"train_epoch": edited(
+        _EPOCH_OK, ("optimizer, max_norm))", "optimizer))"))}),
+    "evaluate_forgets_eval_mode": ("test_evaluate", {"evaluate": edited(
+        _EVAL_OK, ("    was = model.training\n    model.eval()\n", ""), ("    model.train(was)\n", ""))}),
+    "evaluate_forgets_no_grad": ("test_evaluate", {"evaluate": edited(
+        _EVAL_OK, ("    with torch.no_grad():\n", "    if True:  # no torch.no_grad()\n"))}),
+    "evaluate_leaves_eval_mode_on": ("test_evaluate", {"evaluate": edited(
+        _EVAL_OK, ("    was = model.training\n", ""), ("    model.train(was)\n", ""))}),
     "evaluate_averages_batch_means": ("test_evaluate", {"evaluate": (
         _EVAL_HEAD +
         "    was = model.training\n"
@@ -128,36 +91,13 @@ WRONG = {
         "            accs.append((out.argmax(1) == y).float().mean().item())\n"
         "    model.train(was)\n"
         "    return float(np.mean(losses)), float(np.mean(accs))\n")}),
-    "accumulation_zero_grad_in_every_micro_batch": ("test_accumulation_step", {"accumulation_step": (
-        _ACC_HEAD +
-        "    k, total = len(micro_batches), 0.0\n"
-        "    for X, y in micro_batches:\n"
-        "        optimizer.zero_grad()\n"
-        "        loss = loss_fn(model(X), y) / k\n"
-        "        loss.backward()\n"
-        "        total += loss.item()\n"
-        "    optimizer.step()\n"
-        "    return total\n")}),
-    "accumulation_without_dividing_by_k": ("test_accumulation_step", {"accumulation_step": (
-        _ACC_HEAD +
-        "    optimizer.zero_grad()\n"
-        "    losses = []\n"
-        "    for X, y in micro_batches:\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "        loss.backward()\n"
-        "        losses.append(loss.item())\n"
-        "    optimizer.step()\n"
-        "    return sum(losses) / len(losses)\n")}),
-    "accumulation_steps_every_micro_batch": ("test_accumulation_step", {"accumulation_step": (
-        _ACC_HEAD +
-        "    optimizer.zero_grad()\n"
-        "    k, total = len(micro_batches), 0.0\n"
-        "    for X, y in micro_batches:\n"
-        "        loss = loss_fn(model(X), y) / k\n"
-        "        loss.backward()\n"
-        "        optimizer.step()\n"
-        "        total += loss.item()\n"
-        "    return total\n")}),
+    "accumulation_zero_grad_in_every_micro_batch": ("test_accumulation_step", {"accumulation_step": edited(
+        _ACC_OK, ("    optimizer.zero_grad()\n", ""),
+        ("    for X, y in micro_batches:\n", "    for X, y in micro_batches:\n        optimizer.zero_grad()\n"))}),
+    "accumulation_without_dividing_by_k": ("test_accumulation_step", {"accumulation_step": edited(
+        _ACC_OK, (" / k\n", "\n"))}),
+    "accumulation_steps_every_micro_batch": ("test_accumulation_step", {"accumulation_step": edited(
+        _ACC_OK, ("        total += loss.item()\n    optimizer.step()\n", "        optimizer.step()\n        total += loss.item()\n"))}),
 }
 
 CORRECT = {

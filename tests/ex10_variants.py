@@ -1,119 +1,54 @@
 """Implementations of ex10 a student might hand in (see ex01_variants for the contract)."""
 
+from submissions import edited
+
 _STEP_HEAD = (
     "def amp_train_step(model, X, y, loss_fn, optimizer, scaler, device_type='cpu', dtype=torch.bfloat16,\n"
     "                   max_norm=None):\n"
 )
 
+# The right answer; each wrong one below differs from it in one place.
+_STEP_OK = _STEP_HEAD + (
+    "    optimizer.zero_grad()\n"
+    "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+    "        loss = loss_fn(model(X), y)\n"
+    "    scaler.scale(loss).backward()\n"
+    "    if max_norm is not None:\n"
+    "        scaler.unscale_(optimizer)\n"
+    "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+    "    before = scaler.get_scale()\n"
+    "    scaler.step(optimizer)\n"
+    "    scaler.update()\n"
+    "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")
+_CLIP = "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+_AUTOCAST = ("    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+             "        loss = loss_fn(model(X), y)\n")
+
+
+def _step(*edits):
+    return {"amp_train_step": edited(_STEP_OK, *edits)}
+
+
 WRONG = {
-    "backward_on_the_unscaled_loss": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
-        "    optimizer.zero_grad()\n"
-        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "    loss.backward()\n"
-        "    if max_norm is not None:\n"
-        "        scaler.unscale_(optimizer)\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    before = scaler.get_scale()\n"
-        "    scaler.step(optimizer)\n"
-        "    scaler.update()\n"
-        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
-    "clips_before_unscale": ("test_amp_step_clip", {"amp_train_step": _STEP_HEAD + (
-        "    optimizer.zero_grad()\n"
-        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "    scaler.scale(loss).backward()\n"
-        "    if max_norm is not None:\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    before = scaler.get_scale()\n"
-        "    scaler.step(optimizer)\n"
-        "    scaler.update()\n"
-        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
-    "clips_after_the_step": ("test_amp_step_clip", {"amp_train_step": _STEP_HEAD + (
-        "    optimizer.zero_grad()\n"
-        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "    scaler.scale(loss).backward()\n"
-        "    before = scaler.get_scale()\n"
-        "    scaler.step(optimizer)\n"
-        "    if max_norm is not None:\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    scaler.update()\n"
-        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
-    "forgets_scaler_update": ("test_amp_step_skip", {"amp_train_step": _STEP_HEAD + (
-        "    optimizer.zero_grad()\n"
-        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "    scaler.scale(loss).backward()\n"
-        "    scaler.unscale_(optimizer)\n"
-        "    found = any(not torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)\n"
-        "    if max_norm is not None:\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    scaler.step(optimizer)\n"
-        "    return loss.item(), not found\n")}),
-    "forgets_zero_grad": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
-        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "    scaler.scale(loss).backward()\n"
-        "    if max_norm is not None:\n"
-        "        scaler.unscale_(optimizer)\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    before = scaler.get_scale()\n"
-        "    scaler.step(optimizer)\n"
-        "    scaler.update()\n"
-        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
-    "calls_optimizer_step_directly": ("test_amp_step_skip", {"amp_train_step": _STEP_HEAD + (
-        "    optimizer.zero_grad()\n"
-        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "    scaler.scale(loss).backward()\n"
-        "    scaler.unscale_(optimizer)\n"
-        "    if max_norm is not None:\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    before = scaler.get_scale()\n"
-        "    optimizer.step()\n"
-        "    scaler.update()\n"
-        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
-    "returns_the_scaled_loss": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
-        "    optimizer.zero_grad()\n"
-        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "    scaled = scaler.scale(loss)\n"
-        "    scaled.backward()\n"
-        "    if max_norm is not None:\n"
-        "        scaler.unscale_(optimizer)\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    before = scaler.get_scale()\n"
-        "    scaler.step(optimizer)\n"
-        "    scaler.update()\n"
-        "    return scaled.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
-    "hard_codes_cuda": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
+    "backward_on_the_unscaled_loss": ("test_amp_step_basic", _step(
+        ("scaler.scale(loss).backward()", "loss.backward()"))),
+    "clips_before_unscale": ("test_amp_step_clip", _step(("        scaler.unscale_(optimizer)\n", ""))),
+    "clips_after_the_step": ("test_amp_step_clip", _step(
+        ("    if max_norm is not None:\n        scaler.unscale_(optimizer)\n" + _CLIP, ""),
+        ("    scaler.step(optimizer)\n", "    scaler.step(optimizer)\n    if max_norm is not None:\n" + _CLIP))),
+    "forgets_scaler_update": ("test_amp_step_skip", _step(("    scaler.update()\n", ""))),
+    "forgets_zero_grad": ("test_amp_step_basic", _step(("    optimizer.zero_grad()\n", ""))),
+    "calls_optimizer_step_directly": ("test_amp_step_skip", _step(("scaler.step(optimizer)", "optimizer.step()"))),
+    "returns_the_scaled_loss": ("test_amp_step_basic", _step(
+        ("    scaler.scale(loss).backward()\n", "    scaled = scaler.scale(loss)\n    scaled.backward()\n"),
+        ("return loss.item()", "return scaled.item()"))),
+    "hard_codes_cuda": ("test_amp_step_basic", _step((_AUTOCAST, (
         "    import warnings\n"
-        "    optimizer.zero_grad()\n"
         "    with warnings.catch_warnings():\n"
         "        warnings.simplefilter('ignore')  # autocast('cuda') on a CPU-only machine warns and disables itself\n"
         "        with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
-        "            loss = loss_fn(model(X), y)\n"
-        "    scaler.scale(loss).backward()\n"
-        "    if max_norm is not None:\n"
-        "        scaler.unscale_(optimizer)\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    before = scaler.get_scale()\n"
-        "    scaler.step(optimizer)\n"
-        "    scaler.update()\n"
-        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
-    "ignores_the_dtype_argument": ("test_amp_step_basic", {"amp_train_step": _STEP_HEAD + (
-        "    optimizer.zero_grad()\n"
-        "    with torch.autocast(device_type=device_type, dtype=autocast_dtype(device_type)):\n"
-        "        loss = loss_fn(model(X), y)\n"
-        "    scaler.scale(loss).backward()\n"
-        "    if max_norm is not None:\n"
-        "        scaler.unscale_(optimizer)\n"
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
-        "    before = scaler.get_scale()\n"
-        "    scaler.step(optimizer)\n"
-        "    scaler.update()\n"
-        "    return loss.item(), not step_was_skipped(before, scaler.get_scale())\n")}),
+        "            loss = loss_fn(model(X), y)\n")))),
+    "ignores_the_dtype_argument": ("test_amp_step_basic", _step(("dtype=dtype)", "dtype=autocast_dtype(device_type))"))),
     "growth_counted_as_skip": ("test_step_was_skipped", {"step_was_skipped": (
         "def step_was_skipped(scale_before, scale_after):\n"
         "    return scale_after != scale_before\n")}),

@@ -42,3 +42,13 @@ def solution_answers(assignment: str) -> dict[str, str]:
             lines = [l for l in cell.source.splitlines() if "### BEGIN SOLUTION" not in l and "### END SOLUTION" not in l]
             answers[meta["grade_id"]] = "\n".join(lines)
     return answers
+
+
+def edited(source: str, *edits: tuple[str, str]) -> str:
+    """``source`` with each (old, new) replacement applied; a wrong variant is the right answer
+    with a mistake or two, and each ``old`` must be there, so a variant cannot silently stop differing."""
+    for old, new in edits:
+        if old not in source:
+            raise ValueError(f"not in the source: {old!r}")
+        source = source.replace(old, new)
+    return source
