@@ -21,9 +21,10 @@ One concept per module:
 - :mod:`gdcourse.widgets`   interactive explorers (ipywidgets)
 - :mod:`gdcourse.book`      glue numbers and figures into the book's prose
 - :mod:`gdcourse.check`     a student's self-check against an exercise's visible tests
-- :mod:`gdcourse.notebooks` the papermill runner that executes every notebook
+- :mod:`gdcourse.notebooks` the papermill runner that executes every notebook, and their Colab setup cell
+- :mod:`gdcourse.site`      a Sphinx extension: what each page of the built book loads
 - :mod:`gdcourse.grading`   cohort grading over nbgrader
 - :mod:`gdcourse.reference_guard` lets hidden tests fail submissions that call the references
 """
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"

@@ -1,8 +1,9 @@
 """A student's self-check: run an exercise's visible tests in their notebook.
 
 The tests are read from the released notebook (``exercises/<name>/<name>.ipynb``
-in the course checkout that gdcourse was imported from: a clone, a JupyterHub
-copy, or the clone that the Colab setup cell makes), so nbgrader is not needed
+in the course checkout that gdcourse was imported from, a clone or a JupyterHub
+copy; or, where gdcourse was pip-installed without a checkout, as the Colab
+setup cell does, the copy of the release inside the package), so nbgrader is not needed
 and hidden tests, which are not in the release, cannot leak. The tests run in a
 *copy* of the caller's namespace, in order, as nbgrader runs them: the
 student's functions are found, and the tests' own variables (``X``, ``w``, ...)
@@ -71,13 +72,18 @@ def course_root() -> Path:
 
 
 def release_notebook(assignment: str, root: Path | None = None) -> Path:
+    """The released notebook of ``assignment``: in the checkout, else the one packaged with gdcourse."""
     path = (root or course_root()) / "exercises" / assignment / f"{assignment}.ipynb"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"no released exercise {assignment!r} at {path}. Check the name (e.g. 'ex01-gd-loop'), "
-            f"or set {ROOT_ENV} to your copy of the course repository."
-        )
-    return path
+    if path.is_file():
+        return path
+    if root is None:
+        packaged = Path(__file__).resolve().parent / "exercises" / assignment / f"{assignment}.ipynb"
+        if packaged.is_file():
+            return packaged
+    raise FileNotFoundError(
+        f"no released exercise {assignment!r} at {path}. Check the name (e.g. 'ex01-gd-loop'), "
+        f"or set {ROOT_ENV} to your copy of the course repository."
+    )
 
 
 def visible_tests(notebook: Path) -> list[tuple[str, float, str]]:

@@ -45,7 +45,7 @@ class _progress_bar:
 
 
 def _run_notebooks(args) -> int:
-    from gdcourse.notebooks import discover, needs_gpu, report, run_all
+    from gdcourse.notebooks import discover, needs_gpu, report, run_all, write_timings
 
     sources = [Path(p) for p in args.paths] if args.paths else discover(args.root)
     expanded = []
@@ -63,6 +63,8 @@ def _run_notebooks(args) -> int:
     results = run_all(expanded, args.out, root=args.root, profile=args.profile, jobs=args.jobs,
                       timeout=args.timeout, extra_parameters=extra)
     print(report(results, args.root))
+    if args.timings:
+        write_timings(results, args.timings, root=args.root, profile=args.profile, device=args.device)
     return 0 if all(r.ok for r in results) else 1
 
 
@@ -79,6 +81,17 @@ def _book(args) -> int:
     html = build_html(staged, args.html_parent)
     print(f"built {html}")
     return 0
+
+
+def _setup_cells(args) -> int:
+    from gdcourse.notebooks import discover, write_setup_cells
+
+    paths = discover(args.root, dirs=("book", "solutions", "exercises"))
+    changed = write_setup_cells(paths, check=args.check)
+    for path in changed:
+        print(f"{'differs' if args.check else 'rewrote'}: {Path(path).relative_to(args.root)}")
+    print(f"{len(paths)} notebooks, {len(changed)} {'differ' if args.check else 'rewritten'}")
+    return 1 if args.check and changed else 0
 
 
 def _release(args) -> int:
@@ -120,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu-only", action="store_true", help="only notebooks tagged for a GPU")
     p.add_argument("--device", help="inject this `device` parameter (e.g. cuda)")
     p.add_argument("--list", action="store_true", help="print what would run, run nothing")
+    p.add_argument("--timings", help="also write each notebook's status and seconds to this JSON file")
     p.set_defaults(func=_run_notebooks)
 
     p = sub.add_parser("book", help="execute the chapters and build the HTML (warnings are errors)")
@@ -127,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html-parent", default=".", help="the HTML goes to HTML_PARENT/_build/html")
     p.add_argument("--jobs", type=int, default=1)
     p.set_defaults(func=_book)
+
+    p = sub.add_parser("setup-cells", help="write gdcourse.notebooks.SETUP_CELL into every notebook")
+    p.add_argument("--check", action="store_true", help="only report notebooks whose setup cell differs")
+    p.set_defaults(func=_setup_cells)
 
     p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
     p.add_argument("assignments", nargs="*")

@@ -75,3 +75,21 @@ def describe() -> str:
     """One line saying where this kernel runs, for the top of a notebook."""
     where = "Colab" if in_colab() else ("CI" if in_ci() else "local")
     return f"{where} · Python {sys.version.split()[0]} · NumPy {np.__version__} · device {pick_device()}"
+
+
+COLAB_GPU_HINT = ("No GPU in this Colab runtime, so everything runs on the CPU (fine for this course). "
+                  "To run the sections marked GPU: Runtime > Change runtime type > a GPU, then Runtime > Run all.")
+
+
+def runtime_report() -> str:
+    """What the setup cell prints: where this runs and which gdcourse; on Colab, the device too,
+    and without a GPU, how to get one. Elsewhere torch is not imported for it: a NumPy
+    chapter does not pay torch's import time."""
+    from gdcourse import __version__
+
+    where = "Colab" if in_colab() else ("CI" if in_ci() else "local")
+    line = f"{where} · Python {sys.version.split()[0]} · NumPy {np.__version__} · gdcourse {__version__}"
+    if not in_colab():
+        return line
+    device = pick_device()
+    return f"{line} · device {device}" + ("" if device != "cpu" else "\n" + COLAB_GPU_HINT)

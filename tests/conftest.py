@@ -26,18 +26,26 @@ def executed_ci(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("executed-ci")
     results = run_all(discover(ROOT), out, root=ROOT, profile="ci", jobs=2)
-    _TIMINGS.append(report(results, ROOT))
+    _REPORTS.append(("notebook execution at CI parameters (2 at a time)",
+                     # the runner's own closing line would read like a test count
+                     "\n".join(report(results, ROOT).splitlines()[:-1])))
     return {r.source.relative_to(ROOT).as_posix(): r for r in results}
 
 
-_TIMINGS: list[str] = []
+_REPORTS: list[tuple[str, str]] = []
+
+
+@pytest.fixture(scope="session")
+def report_section():
+    """Add a titled section to the end of the pytest run (timings, page counts)."""
+    return lambda title, text: _REPORTS.append((title, text))
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Show each notebook's execution time at CI parameters at the end of the run."""
-    for table in _TIMINGS:
-        terminalreporter.section("notebook execution at CI parameters (2 at a time)")
-        for line in table.splitlines()[:-1]:  # the runner's own closing line would read like a test count
+    """Show what the slow fixtures measured (notebook times, the browser run) at the end."""
+    for title, text in _REPORTS:
+        terminalreporter.section(title)
+        for line in text.splitlines():
             terminalreporter.write_line(line)
 
 

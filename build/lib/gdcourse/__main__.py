@@ -1,0 +1,5 @@
+import sys
+
+from gdcourse.cli import main
+
+sys.exit(main())

@@ -1,0 +1,207 @@
+"""The built site, read by a real browser.
+
+The book built by the ``built_book`` fixture (the CI-executed chapters, -W)
+is served on localhost and every page is opened in headless Chromium. What a
+reader would hit is checked on what the browser actually loaded: console
+errors, figures that do not load or have no alt text, headings out of order,
+links to pages or anchors that do not exist, search, and the Colab buttons.
+A screenshot of a chapter and the page count and timing are saved under
+``_build/artifacts`` (CI uploads them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from site_browser import Browser, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "_build" / "artifacts"
+SCREENSHOT_PAGE = "book/01-by-hand/01-the-loop.html"
+COLAB = "https://colab.research.google.com/github/gdcourse/gdcourse/blob/main/"
+# The only hosts a page may load from: MathJax (jsDelivr), and the ipywidgets
+# manager with its require.js loader (jsDelivr, cdnjs). The test answers them
+# locally; online they are real.
+EXTERNAL_HOSTS = {"cdn.jsdelivr.net", "cdnjs.cloudflare.com"}
+# A term of the course, and the chapter search must find for it.
+SEARCH = ("Nesterov", "book/01-by-hand/05-momentum-and-nesterov.html")
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every HTML page of the site, as paths relative to its root (the root's
+    index.html is only a redirect to the landing page, checked on its own)."""
+    skip = {"_static", "_sources", "_images"}
+    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                  if not skip & set(p.relative_to(site).parts) and p != site / "index.html")
+
+
+@pytest.fixture(scope="module")
+def browsed(built_book, report_section):
+    """Open every page, run one search and take one screenshot; return what was seen."""
+    pages = site_pages(built_book)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    with serve(built_book) as base, Browser(base) as browser:
+        visits = {path: browser.visit(path) for path in pages}
+        browser.page.goto(base + SCREENSHOT_PAGE, wait_until="load")
+        browser.page.screenshot(path=str(ARTIFACTS / "chapter.png"))
+        browser.page.goto(f"{base}search.html?q={SEARCH[0]}", wait_until="load")
+        browser.page.wait_for_selector("#search-results li", timeout=30_000)
+        hits = browser.page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.href)")
+        external = set(browser.external)
+    seconds = time.perf_counter() - start
+    summary = {"pages": len(pages), "seconds": round(seconds, 1),
+               "slowest": sorted(((round(v.seconds, 2), p) for p, v in visits.items()), reverse=True)[:3]}
+    (ARTIFACTS / "site-check.json").write_text(json.dumps(summary, indent=1))
+    report_section("the built site in headless Chromium",
+                   f"{len(pages)} pages, search and screenshot in {seconds:.1f} s; slowest: "
+                   + ", ".join(f"{p} {s} s" for s, p in summary["slowest"]))
+    return {"base": base, "site": built_book, "visits": visits, "hits": hits, "external": external}
+
+
+def _local_path(url: str, base: str) -> tuple[str, str]:
+    """(file path relative to the site, fragment) of a link into the site."""
+    parts = urlsplit(url)
+    path = unquote(parts.path.lstrip("/"))
+    if path == "" or path.endswith("/"):
+        path += "index.html"
+    return path, parts.fragment
+
+
+def test_every_page_is_visited(browsed, built_book):
+    visits = browsed["visits"]
+    assert len(visits) >= 20, sorted(visits)
+    for page in (SCREENSHOT_PAGE, "book/intro.html", "book/about.html", "search.html", "genindex.html"):
+        assert page in visits
+
+
+def test_the_site_root_opens_the_landing_page(built_book):
+    root = (built_book / "index.html").read_text(encoding="utf-8")
+    assert 'http-equiv="Refresh" content="0; url=book/intro.html"' in root
+
+
+def test_pages_load_without_console_errors(browsed):
+    external = tuple(f"https://{host}/" for host in browsed["external"])
+    problems = {}
+    for path, visit in browsed["visits"].items():
+        # A message about a CDN file the test answered with an empty body is
+        # about the test's network, not the site (online the file is real).
+        errors = [e for e in visit.errors if not any(host in e for host in external)]
+        if errors or visit.failed:
+            problems[path] = errors + visit.failed
+    assert not problems, json.dumps(problems, indent=1)
+
+
+def test_the_site_loads_only_from_known_hosts(browsed):
+    assert browsed["external"] <= EXTERNAL_HOSTS, browsed["external"] - EXTERNAL_HOSTS
+
+
+def test_every_figure_loads_and_has_alt_text(browsed):
+    figures = 0
+    problems = []
+    for path, visit in browsed["visits"].items():
+        for img in visit.images:
+            figures += "_images/" in (img["src"] or "")
+            if not img["loaded"]:
+                problems.append(f"{path}: {img['src']} did not load")
+            alt = (img["alt"] or "").strip()
+            if len(alt) < 8 or re.search(r"\.(png|svg|jpe?g|gif)$", alt):
+                problems.append(f"{path}: {img['src']} has no alt text (alt={alt!r})")
+    assert figures >= 100, f"expected the chapters' executed figures, found {figures}"
+    assert not problems, "\n".join(problems)
+
+
+def test_heading_levels_are_in_order(browsed):
+    problems = []
+    for path, visit in browsed["visits"].items():
+        levels = visit.headings
+        if not levels or levels[0] != 1 or levels.count(1) != 1:
+            problems.append(f"{path}: needs exactly one h1, first; got {levels[:8]}")
+            continue
+        for before, after in zip(levels, levels[1:]):
+            if after > before + 1:
+                problems.append(f"{path}: h{before} followed by h{after}")
+                break
+    assert not problems, "\n".join(problems)
+
+
+def test_internal_links_and_anchors_resolve(browsed):
+    site, base = browsed["site"], browsed["base"]
+    ids: dict[str, set[str]] = {}
+    broken = []
+    for path, visit in browsed["visits"].items():
+        for url in visit.links:
+            if not url.startswith(base):
+                continue
+            target, fragment = _local_path(url, base)
+            if not (site / target).is_file():
+                broken.append(f"{path} -> {target} (no such file)")
+                continue
+            if fragment and target.endswith(".html"):
+                if target not in ids:
+                    html = (site / target).read_text(encoding="utf-8")
+                    ids[target] = set(re.findall(r'\bid="([^"]+)"', html))
+                if unquote(fragment) not in ids[target]:
+                    broken.append(f"{path} -> {target}#{fragment} (no such anchor)")
+    assert not broken, "\n".join(sorted(set(broken)))
+
+
+def test_search_finds_a_known_term(browsed):
+    term, page = SEARCH
+    assert any(urlsplit(h).path.lstrip("/") == page for h in browsed["hits"]), \
+        f"searching {term!r} did not list {page}: {browsed['hits'][:10]}"
+
+
+def test_launch_buttons_open_the_notebook_in_colab(browsed):
+    """Every page built from a notebook offers Colab on that notebook, and every
+    Colab link anywhere on the site names a notebook that exists in the repository."""
+    site = browsed["site"]
+    notebook_pages = [p for p in browsed["visits"]
+                      if (site / "_sources" / p).with_suffix(".ipynb").is_file()]
+    assert len(notebook_pages) >= 19, notebook_pages
+    for page in notebook_pages:
+        expected = COLAB + str(Path(page).with_suffix(".ipynb"))
+        assert expected in browsed["visits"][page].links, f"{page}: no launch button to {expected}"
+    colab_links = {u for v in browsed["visits"].values() for u in v.links if u.startswith(COLAB)}
+    missing = [u for u in colab_links if not (ROOT / u.removeprefix(COLAB)).is_file()]
+    assert not missing, missing
+
+
+def test_a_chapter_screenshot_is_saved(browsed):
+    shot = ARTIFACTS / "chapter.png"
+    assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 20_000, "a blank page would compress to almost nothing"
+
+
+def test_a_script_registered_twice_is_loaded_once():
+    """gdcourse.site keeps the first copy of each script (Jupyter Book 1 can register
+    sphinx-thebe's inline configuration twice; the page then throws)."""
+    from sphinx.builders.html._assets import _JavaScript
+
+    from gdcourse.site import unique_scripts
+
+    config = _JavaScript(None, body='const THEBE_JS_URL = "x"')  # the builder's copy has no file name...
+    scripts = [config, "doctools.js", _JavaScript("", body='const THEBE_JS_URL = "x"'),  # ...the registry's ""
+               _JavaScript("thebe.js", **{"async": "async"}), "doctools.js", _JavaScript("thebe.js")]
+    kept = unique_scripts(scripts)
+    assert kept == [config, "doctools.js", scripts[3], scripts[5]], "same file, other attributes: both kept"
+
+
+def test_the_table_of_contents_numbers_the_chapters_across_parts(built_book):
+    """The sidebar numbers chapters 1-18 straight through the three parts (not 1-9, 1-6, 1-3),
+    matching the numbers in their file names; appendices and guides are not numbered."""
+    html = (built_book / "book" / "intro.html").read_text(encoding="utf-8")
+    entries = re.findall(r'<a class="reference internal" href="([^"#]+\.html)">([^<]+)</a>', html)
+    numbered = {href: text for href, text in entries if re.match(r"\d+\. ", text)}
+    chapters = {href for href, _ in entries if re.search(r"/\d\d-[^/]+\.html$", href)}
+    assert len(chapters) == 18, sorted(chapters)
+    for href in chapters:
+        assert href in numbered, f"{href} is not numbered in the table of contents"
+        assert int(numbered[href].split(".")[0]) == int(Path(href).name[:2]), (href, numbered[href])
+    assert set(numbered) == chapters, "only chapters carry numbers"
