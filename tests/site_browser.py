@@ -69,6 +69,8 @@ class PageVisit:
     images: list[dict] = field(default_factory=list)  # {src, loaded, alt}
     headings: list[int] = field(default_factory=list)  # levels of the visible h1..h6 in <main>, in order
     links: list[str] = field(default_factory=list)    # absolute hrefs of every <a>
+    icon: str | None = None                            # the favicon's URL
+    logos: list[dict] = field(default_factory=list)   # the site logo: {src, loaded, alt}
     seconds: float = 0.0
     url: str = ""  # where the page ended up (a redirect moves it)
 
@@ -80,6 +82,9 @@ _PAGE_FACTS = """() => ({
   headings: Array.from(document.querySelectorAll(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map(h => 'main ' + h).join(', ')))
       .filter(h => h.getClientRects().length > 0).map(h => Number(h.tagName[1])),
   links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+  icon: (document.querySelector('link[rel~="icon"]') || {}).href || null,
+  logos: Array.from(document.querySelectorAll('img.logo__image')).map(i => ({
+      src: i.getAttribute('src'), loaded: i.complete && i.naturalWidth > 0, alt: i.getAttribute('alt')})),
 })"""
 
 
@@ -160,4 +165,5 @@ class Browser:
         visit.url = self.page.url
         visit.seconds = time.perf_counter() - start
         visit.images, visit.headings, visit.links = facts["images"], facts["headings"], facts["links"]
+        visit.icon, visit.logos = facts["icon"], facts["logos"]
         return visit

@@ -117,6 +117,15 @@ def test_every_figure_loads_and_has_alt_text(browsed):
     assert not problems, "\n".join(problems)
 
 
+def test_every_page_shows_the_logo_and_has_the_favicon(browsed):
+    site, base = browsed["site"], browsed["base"]
+    for path, visit in browsed["visits"].items():
+        assert visit.icon and visit.icon.startswith(base) and visit.icon.endswith("favicon.svg"), (path, visit.icon)
+        assert (site / _local_path(visit.icon, base)[0]).is_file(), visit.icon
+        assert visit.logos and all(logo["loaded"] and len(logo["alt"] or "") > 8 for logo in visit.logos), \
+            (path, visit.logos)
+
+
 def test_heading_levels_are_in_order(browsed):
     problems = []
     for path, visit in browsed["visits"].items():
