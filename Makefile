@@ -16,12 +16,13 @@ export JUPYTER_PLATFORM_DIRS := 1
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv browser book test exercises notebooks freeze clean help
+.PHONY: venv browser book site-check test exercises notebooks freeze clean help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make book       set up .venv, execute the chapters, build _build/html"
 	@echo "make test       set up .venv, run every check (pytest)"
+	@echo "make site-check open every page of the book that make book built in headless Chromium"
 	@echo "make exercises  regenerate exercises/ from solutions/ (nbgrader)"
 	@echo "make notebooks  execute every notebook at CI parameters and time them"
 	@echo "make freeze     pin the installed versions into requirements-release.txt"
@@ -61,6 +62,9 @@ $(BOOK_STAMP): $(STAMP) $(BOOK_SOURCES)
 	rm -f _build/.book-*
 	$(GDC) book --profile $(PROFILE) --html-parent .
 	touch $@
+
+site-check: book browser
+	GDCOURSE_SITE=_build/html $(PY) -m pytest -q tests/test_site.py
 
 test: $(STAMP) browser
 	$(PY) -m pytest

@@ -3,6 +3,7 @@ each happens once per session and several tests read the result."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -49,11 +50,20 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(line)
 
 
+# `make site-check` points the site tests at the book `make book` built instead.
+SITE_ENV = "GDCOURSE_SITE"
+
+
 @pytest.fixture(scope="session")
-def built_book(tmp_path_factory, executed_ci):
-    """The HTML book built with -W from the CI-executed chapters."""
+def built_book(tmp_path_factory, request):
+    """The HTML book built with -W from the CI-executed chapters (or $GDCOURSE_SITE)."""
     from gdcourse.book import build_html, stage
 
+    if os.environ.get(SITE_ENV):
+        site = Path(os.environ[SITE_ENV]).resolve()
+        assert (site / "book" / "intro.html").is_file(), f"${SITE_ENV}={site} is not a built book"
+        return site
+    executed_ci = request.getfixturevalue("executed_ci")
     work = tmp_path_factory.mktemp("book")
     staged = work / "src"
     stage(ROOT, staged)
