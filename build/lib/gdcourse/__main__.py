@@ -1,5 +1,0 @@
-import sys
-
-from gdcourse.cli import main
-
-sys.exit(main())
