@@ -1,15 +1,29 @@
-"""Cohort grading over nbgrader: intake, sandboxed parallel autograding,
-integrity checks, leak-free feedback and export.
+"""Cohort grading: a judge in the manner of contest systems (CMS with isolate, DOMjudge).
 
 - :mod:`.intake`    find each student's notebook (folders, LMS zips, a roster)
-- :mod:`.sandbox`   no network, read-only outside the worker's folder; memory/time watch
-- :mod:`.worker`    a long-lived nbgrader process that grades one notebook at a time
-- :mod:`.integrity` tampered tests, reference calls, hidden tests kept out of feedback
-- :mod:`.cohort`    the supervisor: parallel workers, limits, resumable results
+- :mod:`.integrity` tampered cells and the static check of answer cells (trusted, reads data only)
+- :mod:`.cases`     the trusted case definitions' vocabulary: calls, checks, tolerances
+- :mod:`.wire`      values as data across the sandbox wall (npz, no pickle)
+- :mod:`.harness`   the untrusted side: runs a notebook's cells and the calls in the sandbox
+- :mod:`.probes`    per-assignment probes the harness runs (build a model, report its state)
+- :mod:`.sandbox`   a fresh bubblewrap sandbox per student, with its limits
+- :mod:`.judge`     the trusted side for one student: job in, frames back, every case scored here
+- :mod:`.feedback`  the student's page, from the grader's data only
+- :mod:`.worker`    nbgrader's in-kernel grading, for assignments without trusted cases yet
+- :mod:`.cohort`    the supervisor: parallel sandboxes, authenticated resumable results
 - :mod:`.export`    the CSV and nbgrader's gradebook
+
+The package imports nothing heavy itself, so the harness starts fast in the sandbox.
 """
 
-from gdcourse.grading.cohort import STATUSES, GradeRow, Limits, grade
-from gdcourse.grading.intake import collect, notebook_problem
-
 __all__ = ["STATUSES", "GradeRow", "Limits", "grade", "collect", "notebook_problem"]
+
+
+def __getattr__(name):
+    if name in ("STATUSES", "GradeRow", "Limits", "grade"):
+        from gdcourse.grading import cohort
+        return getattr(cohort, name)
+    if name in ("collect", "notebook_problem"):
+        from gdcourse.grading import intake
+        return getattr(intake, name)
+    raise AttributeError(name)

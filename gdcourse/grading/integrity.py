@@ -1,5 +1,8 @@
-"""What nbgrader does not tell an instructor: tampered tests, calls to the
+"""What nbgrader does not tell an instructor: tampered cells, use of the
 course's reference code, and hidden tests leaking into feedback.
+
+Everything here reads the submitted notebook as data, on the trusted side;
+nothing runs the student's code.
 
 nbgrader restores locked cells from its gradebook before grading, silently,
 so a student who edits a test to pass is graded on the real test but never
@@ -11,6 +14,7 @@ given tells the two apart.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from gdcourse.reference_guard import MESSAGE as REFERENCE_MESSAGE
@@ -34,65 +38,132 @@ def locked_cells(nb) -> dict[str, object]:
             and (_meta(c).get("locked") or _meta(c).get("grade"))}
 
 
+_GRADING_KEYS = ("grade", "solution", "locked", "task", "points")
+
+
 def tampered_cells(submitted, release) -> list[str]:
-    """``["test_fit (edited)", "test_step (deleted)"]`` for every locked cell that differs from the release."""
-    found = {}
-    for c in submitted.cells:
-        if _meta(c).get("grade_id"):
-            found.setdefault(_meta(c)["grade_id"], c)
+    """What the student changed that they must not: ``["test_fit (edited)", "test_step (deleted)",
+    "fit (points changed from 2 to 200)"]``, for locked cells' sources and every graded cell's metadata."""
+    found: dict[str, object] = {}
     problems = []
-    for grade_id, original in locked_cells(release).items():
+    for c in submitted.cells:
+        grade_id = _meta(c).get("grade_id")
+        if grade_id is not None:
+            if grade_id in found:
+                problems.append(f"{grade_id} (appears twice)")
+            found.setdefault(grade_id, c)
+    released = {_meta(c)["grade_id"]: c for c in release.cells if _meta(c).get("grade_id")}
+    locked = locked_cells(release)
+    for grade_id, original in released.items():
         mine = found.get(grade_id)
         if mine is None:
-            problems.append(f"{grade_id} (deleted)")
-        elif mine.cell_type != original.cell_type or _normal(mine.source) != _normal(original.source):
-            problems.append(f"{grade_id} (edited)")
-    return problems
-
-
-def graded_tests(nb) -> list:
-    return [c for c in nb.cells if c.cell_type == "code" and _meta(c).get("grade") and not _meta(c).get("solution")]
-
-
-def reference_calls(autograded) -> list[str]:
-    """Test cells that failed because the submission called the course's reference implementation."""
-    return [_meta(c)["grade_id"] for c in graded_tests(autograded)
-            if any(o.get("output_type") == "error" and REFERENCE_MESSAGE in str(o.get("evalue", ""))
-                   for o in c.get("outputs", []))]
-
-
-def scrub_for_feedback(autograded, release) -> None:
-    """Make an autograded notebook safe to show its student, in place.
-
-    Test cells show the release's (visible) source; a traceback that runs
-    through a hidden line is replaced by its last line; huge outputs are cut.
-    """
-    visible = {gid: c.source for gid, c in locked_cells(release).items()}
-    tests = {id(c) for c in graded_tests(autograded)}
-    for cell in autograded.cells:
-        if cell.cell_type != "code":
+            if grade_id in locked:
+                problems.append(f"{grade_id} (deleted)")
             continue
-        grade_id = _meta(cell).get("grade_id")
-        if id(cell) in tests and grade_id in visible:
-            shown = set(_normal(visible[grade_id]).splitlines())
-            hidden = [l.strip() for l in _normal(cell.source).splitlines()
-                      if l.strip() and l not in shown and len(l.strip()) > 3]
-            cell.source = visible[grade_id]
-            for out in cell.get("outputs", []):
-                if out.get("output_type") == "error":
-                    text = ANSI.sub("", "\n".join(out.get("traceback", [])))
-                    if any(h in text for h in hidden):
-                        out["traceback"] = [f"{out.get('ename')}: {out.get('evalue')}",
-                                            "(raised inside a hidden test; its code is not shown)"]
-        for out in cell.get("outputs", []):
-            _truncate(out)
+        if mine.cell_type != original.cell_type:
+            problems.append(f"{grade_id} (cell type changed from {original.cell_type} to {mine.cell_type})")
+        for key in _GRADING_KEYS:
+            if _meta(mine).get(key) != _meta(original).get(key):
+                problems.append(f"{grade_id} ({key} changed from {_meta(original).get(key)!r} "
+                                f"to {_meta(mine).get(key)!r})"[:200])
+        if grade_id in locked and _normal(mine.source) != _normal(original.source):
+            problems.append(f"{grade_id} (edited)")
+    for grade_id in found:
+        if grade_id not in released:
+            problems.append(f"{str(grade_id)[:60]!r} (a graded cell that is not in the release)")
+    return list(dict.fromkeys(problems))
 
 
-def _truncate(out) -> None:
-    if out.get("output_type") == "stream":
-        text = out.get("text", "")
-        if len(text) > MAX_OUTPUT_CHARS:
-            out["text"] = text[:MAX_OUTPUT_CHARS] + f"\n... output truncated ({len(text):,} characters in all) ...\n"
-    for key, value in list(out.get("data", {}).items()):
-        if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
-            out["data"][key] = value[:MAX_OUTPUT_CHARS] + "\n... output truncated ..."
+# --- static check of answer cells --------------------------------------------------
+
+# Always flagged: code that reaches past the exercise (the system, other processes, the network).
+SYSTEM_MODULES = ("subprocess", "socket", "ctypes", "multiprocessing", "signal", "shutil", "pty", "resource")
+DYNAMIC_CALLS = ("exec", "eval", "compile", "__import__", "globals", "vars", "breakpoint")
+DYNAMIC_MODULES = ("importlib", "builtins", "inspect", "gc", "sys", "marshal", "types", "code", "runpy")
+
+
+def _python(source: str) -> str:
+    """IPython source (magics, ``!shell``) as the Python it runs."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+        return TransformerManager().transform_cell(source)
+    except Exception:
+        return source
+
+
+class _Uses(ast.NodeVisitor):
+    """Qualified names an answer cell reaches (``gdcourse.optim.Adam``), with import aliases resolved."""
+
+    def __init__(self):
+        self.aliases: dict[str, str] = {}
+        self.names: list[str] = []
+        self.paths: list[str] = []
+
+    def visit_Import(self, node):
+        for a in node.names:
+            self.aliases[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            self.names.append(a.name)
+
+    def visit_ImportFrom(self, node):
+        base = node.module or ""
+        for a in node.names:
+            full = f"{base}.{a.name}" if base else a.name
+            self.aliases[a.asname or a.name] = full
+            self.names.append(full)
+
+    def _qualified(self, node):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.append(self.aliases.get(node.id, node.id))
+            return ".".join(reversed(parts))
+        return None
+
+    def visit_Attribute(self, node):
+        name = self._qualified(node)
+        if name:
+            self.names.append(name)
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        self.names.append(self.aliases.get(node.id, node.id))
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and (node.value.startswith("/") or "../" in node.value or node.value == ".."):
+            self.paths.append(node.value)
+
+
+def _reaches(name: str, target: str) -> bool:
+    return name == target or name.startswith(target + ".")
+
+
+def static_findings(source: str, *, references=(), forbidden=()) -> tuple[list[str], list[str]]:
+    """(uses that do the exercise's work for it, other constructs worth a look) in one answer cell.
+
+    The first list names course reference functions or forbidden library modules the cell
+    imports or touches; the second, dynamic code, system access and absolute paths."""
+    try:
+        tree = ast.parse(_python(source))
+    except SyntaxError:
+        return [], []
+    uses = _Uses()
+    uses.visit(tree)
+    work, other = [], []
+    for name in dict.fromkeys(uses.names):
+        hit = next((r for r in references if _reaches(name, r)
+                    or (name.endswith(".*") and r.startswith(name[:-1]))), None)
+        if hit:
+            work.append(f"uses the course's reference {hit}")
+        elif any(_reaches(name, f) for f in forbidden):
+            work.append(f"uses {next(f for f in forbidden if _reaches(name, f))}, which this exercise asks you to write by hand")
+        elif name.split(".")[0] in SYSTEM_MODULES or (name.startswith("os.") and not name.startswith("os.path")) \
+                or name == "os":
+            other.append(f"system access ({name})")
+        elif name in DYNAMIC_CALLS or name.split(".")[0] in DYNAMIC_MODULES or name in ("getattr", "setattr"):
+            other.append(f"dynamic code or imports ({name})")
+    for path in dict.fromkeys(uses.paths):
+        other.append(f"a path outside the notebook's folder ({path[:60]!r})")
+    return list(dict.fromkeys(work)), list(dict.fromkeys(other))
+
