@@ -13,12 +13,19 @@ def _grade(args) -> int:
     from collections import Counter
 
     from gdcourse.grading import Limits, grade
+    from gdcourse.grading.cohort import SandboxUnavailable
 
     out = Path(args.out or f"{args.assignment}-graded")
     limits = Limits(cell_seconds=args.cell_timeout, notebook_seconds=args.notebook_timeout, memory_mb=args.memory_mb)
     bar = _progress_bar(args.quiet)
-    rows = grade(args.assignment, args.submissions, out, course_root=args.root, jobs=args.jobs, roster=args.roster,
-                 limits=limits, isolate=False if args.no_isolation else None, progress=bar)
+    try:
+        rows = grade(args.assignment, args.submissions, out, course_root=args.root, jobs=args.jobs,
+                     roster=args.roster, limits=limits, isolate=False if args.no_isolation else None,
+                     seed=args.seed, progress=bar)
+    except SandboxUnavailable as exc:
+        bar.close()
+        print(f"gdcourse grade: {exc}", file=sys.stderr)
+        return 2
     bar.close()
     graded = sum(r.status == "graded" for r in rows)
     counts = ", ".join(f"{n} {status}" for status, n in sorted(Counter(r.status for r in rows).items()))
@@ -117,10 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="grading folder (default: ./ASSIGNMENT-graded); re-running resumes in it")
     p.add_argument("--jobs", type=int, default=None, help="parallel graders (default: number of cores)")
     p.add_argument("--roster", help="student ids, one per line or a CSV with a 'student' column")
-    p.add_argument("--cell-timeout", type=int, default=300, help="seconds per cell (default 300)")
+    p.add_argument("--cell-timeout", type=int, default=300, help="seconds per cell or graded call (default 300)")
     p.add_argument("--notebook-timeout", type=int, default=900, help="seconds per notebook (default 900)")
     p.add_argument("--memory-mb", type=int, default=4096, help="memory per grader, kernel included (default 4096)")
-    p.add_argument("--no-isolation", action="store_true", help="grade without the network/file-system sandbox")
+    p.add_argument("--no-isolation", action="store_true",
+                   help="grade without the sandbox (where none can be made); every row says so")
+    p.add_argument("--seed", type=int, default=None,
+                   help="the hidden cases' seed, to re-grade exactly (default: fresh each run, kept in results/)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_grade)
 

@@ -1,41 +1,41 @@
 """Grade a cohort: every student gets a row, whatever their notebook does.
 
-A few long-lived workers (:mod:`gdcourse.grading.worker`, one per core by
-default) autograde in parallel, each inside the sandbox
-(:mod:`gdcourse.grading.sandbox`). This supervisor gives each submission a
-wall-clock limit and a memory limit; a worker that breaks either is killed
-with every process it started, the student gets a status and a reason, and
-a fresh worker takes the next submission.
+Students are graded in parallel (one per core by default), each in a fresh
+sandbox of their own (:mod:`gdcourse.grading.sandbox`). An assignment with
+trusted cases (``solutions/<name>/cases.py``) is graded by the judge
+(:mod:`gdcourse.grading.judge`): the verdict is computed here, never in the
+student's process. The others, until their cases are written, by nbgrader's
+autograde inside the sandbox (:mod:`gdcourse.grading.worker`).
 
 Each student's result is written to ``results/<student>.json`` the moment
-it is known (atomically). A re-run reuses every result whose submission and
-settings are unchanged, so grading is idempotent, and a batch killed midway
-(even with ``kill -9``) resumes where it stopped. The CSV and the nbgrader
-gradebook are rebuilt from those results at the end.
+it is known (atomically), with an HMAC whose key never enters a sandbox. A
+re-run reuses every authentic result whose submission and settings are
+unchanged, so grading is idempotent and a batch killed midway (even with
+``kill -9``) resumes where it stopped; a forged or altered result is graded
+again. The CSV, the gradebook and the feedback pages are built from those
+results.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
-import select
+import queue
+import secrets
 import shutil
-import signal
-import subprocess
+import stat
 import sys
 import threading
-import time
-import queue
 from dataclasses import dataclass
 from pathlib import Path
-
-import psutil
 
 from gdcourse.grading import export, sandbox
 from gdcourse.grading.intake import DEFAULT_ZIP_PATTERN, collect, notebook_problem, read_roster
 
 STATUSES = ("graded", "tampered", "flagged", "timed out", "crashed", "invalid notebook", "missing")
+NO_ISOLATION = "graded without isolation (--no-isolation)"
 
 
 @dataclass(frozen=True)
@@ -49,34 +49,50 @@ class GradeRow:
 
 @dataclass(frozen=True)
 class Limits:
-    cell_seconds: int = 300  # nbgrader's per-cell timeout: training cells need more than its 30 s default
-    notebook_seconds: int = 900  # the whole submission, start to feedback
-    memory_mb: int = 4096  # the worker's process tree: worker, kernel, anything the kernel starts
+    cell_seconds: int = 300  # one cell, or one call of a graded function
+    notebook_seconds: int = 900  # the whole submission, start to verdict
+    memory_mb: int = 4096  # the student's sandbox: every process in it
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be made on this machine, and the instructor did not choose --no-isolation."""
 
 
 def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, course_root: Path | str = ".",
           jobs: int | None = None, roster: Path | str | list[str] | None = None, limits: Limits = Limits(),
-          isolate: bool | None = None, zip_pattern: str = DEFAULT_ZIP_PATTERN, progress=print) -> list[GradeRow]:
-    """Autograde every submission of ``assignment`` found in ``submissions`` (a folder or an LMS zip).
+          isolate: bool | None = None, zip_pattern: str = DEFAULT_ZIP_PATTERN, seed: int | None = None,
+          progress=print) -> list[GradeRow]:
+    """Grade every submission of ``assignment`` found in ``submissions`` (a folder or an LMS zip).
 
     Writes into ``out_dir``: ``grades.csv`` (a row for every student found or
     on the ``roster``), nbgrader's ``gradebook.db``, ``feedback/<student>/``
-    (HTML without hidden tests) and ``autograded/<student>/``. ``isolate``
-    (default: whenever the OS allows it) cuts graders off the network and
-    makes everything outside their own folder read-only.
+    and ``autograded/<student>/``. ``isolate`` defaults to True; where no
+    sandbox can be made that raises :class:`SandboxUnavailable` with what
+    fixes it, unless ``isolate=False`` is chosen explicitly. ``seed`` fixes
+    the hidden inputs (default: fresh each run, recorded in every result).
     """
+    from gdcourse.grading import cases as case_defs
+
     course_root, out = Path(course_root).resolve(), Path(out_dir).resolve()
     source = course_root / "solutions" / assignment / f"{assignment}.ipynb"
     if not source.is_file():
         raise FileNotFoundError(f"unknown assignment {assignment!r}: no {source}")
+    if isolate is None or isolate:
+        ok, why = sandbox.availability()
+        if not ok:
+            raise SandboxUnavailable(f"cannot grade in a sandbox here: {why} "
+                                     "To grade without one, pass --no-isolation (every row will say so).")
+        isolate = True
+    module = case_defs.load(course_root, assignment)
     out.mkdir(parents=True, exist_ok=True)
     found = collect(submissions, assignment, work=out, zip_pattern=zip_pattern)
     students = set(found)
     if roster is not None:
         students |= set(read_roster(roster) if isinstance(roster, (str, Path)) else roster)
-    settings = _fingerprint(source, limits)
+    settings = _fingerprint(source, source.parent / "cases.py", limits, isolate)
     results = out / "results"
     results.mkdir(exist_ok=True)
+    key = _key(out)
 
     rows: dict[str, GradeRow] = {}
     todo: list[tuple[str, Path, str]] = []
@@ -85,12 +101,12 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
         if sub is None:
             rows[student] = GradeRow(student, 0.0, None, "missing", "on the roster, but no submission was found")
         elif sub.notebook is None:
-            rows[student] = GradeRow(student, 0.0, None, "missing", sub.problem or "no notebook found")
+            rows[student] = GradeRow(student, 0.0, None, sub.status or "missing", sub.problem or "no notebook found")
         elif problem := notebook_problem(sub.notebook):
             rows[student] = GradeRow(student, 0.0, None, "invalid notebook", problem)
         else:
             digest = hashlib.sha256(sub.notebook.read_bytes()).hexdigest()
-            previous = _read_json(results / f"{student}.json")
+            previous = _read_result(results / f"{student}.json", key)
             if previous and previous.get("sha256") == digest and previous.get("settings") == settings:
                 rows[student] = _row(student, previous)
                 progress(_line(rows[student], "(kept)"))
@@ -100,85 +116,105 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
     template = out / "template"
     if todo or not (template / "gradebook.db").is_file():
         _prepare(course_root, template, assignment, limits, settings)
+    release = template / "release" / assignment / f"{assignment}.ipynb"
     if todo:
-        isolate = sandbox.isolation_available() if isolate is None else isolate
-        for student, result in _run_workers(todo, assignment, course_root, template, out, limits, isolate,
-                                            jobs or os.cpu_count() or 1):
+        run_seed = secrets.randbits(63) if seed is None else seed
+        if module is not None:
+            from gdcourse.grading.judge import Assignment
+            spec = Assignment.load(assignment, release, module)
+            spec.draw(0)  # a broken cases.py stops here, before any student, with its reason
+            grade_one = _judged(spec, out, limits, isolate, run_seed)
+        else:
+            grade_one = _legacy(assignment, course_root, template, out, limits, isolate)
+        for student, result in _parallel(todo, grade_one, jobs or os.cpu_count() or 1):
             result["settings"] = settings
-            _keep_outputs(out, student, assignment, result)
-            _write_json(results / f"{student}.json", result)
+            result["isolated"] = isolate
+            _write_result(results / f"{student}.json", result, key)
             rows[student] = _row(student, result)
             progress(_line(rows[student]))
 
-    max_score = export.assignment_max_score(template / "gradebook.db", assignment)
+    from gdcourse.grading.export import assignment_max_score
+    max_score = assignment_max_score(template / "gradebook.db", assignment)
     final = [r if r.max_score is not None else GradeRow(r.student, r.score, max_score, r.status, r.reason)
              for _, r in sorted(rows.items())]
     export.gradebook(out / "gradebook.db", template / "gradebook.db", assignment,
-                     {s: _read_json(results / f"{s}.json") for s, r in rows.items() if r.status != "timed out"
-                      and (results / f"{s}.json").is_file()})
+                     {s: _read_result(results / f"{s}.json", key) for s, r in rows.items()
+                      if r.status in ("graded", "tampered", "flagged")})
     export.write_csv(final, out / "grades.csv")
     return final
 
 
 # --- results -----------------------------------------------------------------
 
-def _fingerprint(source: Path, limits: Limits) -> str:
+def _fingerprint(source: Path, cases: Path, limits: Limits, isolate: bool) -> str:
     h = hashlib.sha256(source.read_bytes())
-    h.update(repr(limits).encode())
+    if cases.is_file():
+        h.update(cases.read_bytes())
+    h.update(repr((limits, isolate)).encode())
     return h.hexdigest()[:16]
 
 
-def _read_json(path: Path) -> dict | None:
+def _key(out: Path) -> bytes:
+    """The HMAC key of this grading folder: made once, readable by the instructor only, never in a sandbox."""
+    path = out / ".results-key"
+    if not path.is_file():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+    return path.read_bytes()
+
+
+def _mac(key: bytes, body: str) -> str:
+    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def _read_result(path: Path, key: bytes) -> dict | None:
+    """A stored result, only if it is authentic (written by this grading folder's supervisor)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        body, mac = stored["result"], stored["mac"]
+    except (OSError, ValueError, KeyError, TypeError):
         return None
+    if not isinstance(body, str) or not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, body)):
+        return None
+    result = json.loads(body)
+    return result if isinstance(result, dict) else None
 
 
-def _write_json(path: Path, data: dict) -> None:
+def _write_result(path: Path, result: dict, key: bytes) -> None:
+    body = json.dumps(result, sort_keys=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    tmp.write_text(json.dumps({"result": body, "mac": _mac(key, body)}), encoding="utf-8")
     os.replace(tmp, path)
 
 
 def _row(student: str, r: dict) -> GradeRow:
+    tail = [] if r.get("isolated", True) else [NO_ISOLATION]
     if r["status"] != "graded":
-        return GradeRow(student, 0.0, r.get("max_score"), r["status"], r.get("reason", ""))
+        return GradeRow(student, 0.0, r.get("max_score"), r["status"], "; ".join([r.get("reason", ""), *tail]))
     grades = r["grades"]
     lost = [name for name, (score, top, manual) in grades.items() if not manual and top and (score or 0) < top]
     manual = sum(top for _, (_, top, m) in grades.items() if m)
     parts, status = [], "graded"
     if r.get("tampered"):
         status = "tampered"
-        parts.append("test cells changed by the student: " + ", ".join(r["tampered"])
-                     + " (graded with the original tests)")
-    if r.get("reference_calls"):
+        parts.append("cells changed by the student: " + ", ".join(r["tampered"]) + " (graded with the released cells)")
+    if r.get("zeroed"):
         status = "flagged" if status == "graded" else status
-        parts.append("calls the course library's reference implementation in " + ", ".join(r["reference_calls"])
-                     + " (those tests score 0)")
+        parts.append("; ".join(f"{test} scores 0: {', '.join(why)}" for test, why in r["zeroed"].items()))
+    if r.get("flags"):
+        status = "flagged" if status == "graded" else status
+        parts.append("for review: " + ", ".join(r["flags"]))
     if lost:
         parts.append("lost points in " + ", ".join(lost))
     if manual:
         parts.append(f"{manual:g} point(s) await manual grading")
-    return GradeRow(student, r["score"], r["max_score"], status, "; ".join(parts))
+    return GradeRow(student, r["score"], r["max_score"], status, "; ".join(parts + tail))
 
 
 def _line(row: GradeRow, note: str = "") -> str:
     score = "" if row.max_score is None else f"{row.score:g} / {row.max_score:g}"
     return f"{row.student:24} {row.status:16} {score:12} {note}".rstrip()
-
-
-def _keep_outputs(out: Path, student: str, assignment: str, result: dict) -> None:
-    """Move the autograded notebook and the feedback out of the worker's scratch folder."""
-    for key, kind in (("autograded", "autograded"), ("feedback", "feedback")):
-        src = result.pop(key, None)
-        if not src or not Path(src).exists():
-            continue
-        dest = out / kind / student / assignment
-        shutil.rmtree(dest, ignore_errors=True)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(Path(src).parent if kind == "autograded" else src), dest)
-        result[key] = str(dest.relative_to(out))
 
 
 def _prepare(course_root: Path, template: Path, assignment: str, limits: Limits, settings: str) -> None:
@@ -196,42 +232,36 @@ def _prepare(course_root: Path, template: Path, assignment: str, limits: Limits,
     (template / "settings").write_text(settings)
 
 
-# --- workers -------------------------------------------------------------------
-
-def _run_workers(todo, assignment, course_root, template, out, limits, isolate, jobs):
-    """Yield (student, result) as workers finish them."""
-    jobs_q: queue.Queue = queue.Queue()
+def _parallel(todo, grade_one, jobs):
+    """Yield (student, result) as they finish; an exception becomes that student's `crashed` row."""
+    pending: queue.Queue = queue.Queue()
     for item in todo:
-        jobs_q.put(item)
-    done_q: queue.Queue = queue.Queue()
-    shutil.rmtree(out / "work", ignore_errors=True)
+        pending.put(item)
+    done: queue.Queue = queue.Queue()
     n = max(1, min(jobs, len(todo)))
 
-    def slot(k):
-        worker = _Worker(out / "work" / f"slot-{k}", assignment, course_root, template, limits, isolate)
+    def slot():
         try:
             while True:
                 try:
-                    student, notebook, digest = jobs_q.get_nowait()
+                    student, notebook, digest = pending.get_nowait()
                 except queue.Empty:
                     return
                 try:
-                    result = worker.grade(student, notebook)
+                    result = grade_one(student, notebook)
                 except Exception as exc:  # never lose a student: a row with the reason, and on to the next
-                    worker.stop()
-                    result = {"status": "crashed", "reason": f"the grading worker failed: {exc}"}
+                    result = {"status": "crashed", "reason": f"the grader failed: {type(exc).__name__}: {str(exc)[:200]}"}
                 result["sha256"] = digest
-                done_q.put((student, result))
+                done.put((student, result))
         finally:
-            worker.stop()
-            done_q.put(None)
+            done.put(None)
 
-    threads = [threading.Thread(target=slot, args=(k,), daemon=True) for k in range(n)]
+    threads = [threading.Thread(target=slot, daemon=True) for _ in range(n)]
     for t in threads:
         t.start()
     finished = 0
     while finished < n:
-        item = done_q.get()
+        item = done.get()
         if item is None:
             finished += 1
         else:
@@ -240,86 +270,85 @@ def _run_workers(todo, assignment, course_root, template, out, limits, isolate, 
         t.join()
 
 
-class _Worker:
-    """One worker process, restarted whenever a submission forces a kill."""
+# --- the judge -------------------------------------------------------------------
 
-    def __init__(self, folder: Path, assignment, course_root, template, limits: Limits, isolate: bool):
-        self.folder, self.limits, self.isolate = folder, limits, isolate
-        self.args = ["--assignment", assignment, "--course-root", str(course_root), "--template", str(template),
-                     "--work", str(folder), "--cell-timeout", str(limits.cell_seconds)]
-        self.proc: subprocess.Popen | None = None
-        self.buffer = b""
+def _judged(spec, out: Path, limits: Limits, isolate: bool, run_seed: int):
+    import nbformat
 
-    def start(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        read_fd, write_fd = os.pipe()
-        cmd = sandbox.command([sys.executable, "-m", "gdcourse.grading.worker", *self.args,
-                               "--result-fd", str(write_fd)], [str(self.folder)], isolate=self.isolate)
-        log = open(self.folder / "worker.log", "ab")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                                     pass_fds=(write_fd,), start_new_session=True)
-        log.close()
-        os.close(write_fd)
-        self.fd, self.buffer = read_fd, b""
-        event = self._next_event(time.monotonic() + 180, watch_memory=False)
-        if event is None or event.get("event") != "ready":
-            self.stop()
-            raise RuntimeError(f"grading worker did not start (see {self.folder / 'worker.log'})")
+    from gdcourse.grading import feedback, integrity, judge
 
-    def grade(self, student: str, notebook: Path) -> dict:
-        if self.proc is None:
-            self.start()
-        self.proc.stdin.write((json.dumps({"student": student, "notebook": str(notebook)}) + "\n").encode())
-        self.proc.stdin.flush()
-        deadline = time.monotonic() + self.limits.notebook_seconds
-        while True:
-            event = self._next_event(deadline)
-            if isinstance(event, dict) and event.get("event") == "done":
-                return {k: v for k, v in event.items() if k not in ("event", "student")}
-            if isinstance(event, str):  # the supervisor stopped it
-                self.stop()
-                return {"status": "timed out" if event == "time" else "crashed", "reason": {
-                    "time": f"stopped after {self.limits.notebook_seconds} s, the limit for one notebook "
+    def grade_one(student: str, notebook: Path) -> dict:
+        result = judge.grade(student, notebook, spec, out / "work" / student, run_seed=run_seed,
+                             cell_seconds=limits.cell_seconds, notebook_seconds=limits.notebook_seconds,
+                             memory_mb=limits.memory_mb, isolate=isolate)
+        submitted = nbformat.read(notebook, as_version=4)
+        answers = [(c.metadata["nbgrader"]["grade_id"], c.source) for c in submitted.cells
+                   if c.metadata.get("nbgrader", {}).get("solution")]
+        page = out / "feedback" / student / spec.name / f"{spec.name}.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(feedback.page(student, spec.name, result, answers), encoding="utf-8")
+        graded = out / "autograded" / student / spec.name / f"{spec.name}.ipynb"
+        graded.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(integrity.for_review(submitted, spec.release), graded)
+        result.setdefault("max_score", spec.max_score)
+        return result
+
+    return grade_one
+
+
+# --- nbgrader in the sandbox, for assignments without cases yet -------------------------
+
+RESULT_KEYS = {"status", "score", "max_score", "grades", "seconds", "tampered", "reference_calls", "reason"}
+
+
+def _legacy(assignment: str, course_root: Path, template: Path, out: Path, limits: Limits, isolate: bool):
+    from gdcourse.grading.worker import read_result
+
+    def grade_one(student: str, notebook: Path) -> dict:
+        work = out / "work" / student
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        shutil.copyfile(notebook, work / "submission.ipynb")
+        argv = [sys.executable, "-m", "gdcourse.grading.worker", "--assignment", assignment,
+                "--course-root", str(course_root), "--template", str(template), "--work", str(work),
+                "--cell-timeout", str(limits.cell_seconds), "--student", student,
+                "--notebook", str(work / "submission.ipynb")]
+        ran = sandbox.run(argv, work, seconds=limits.notebook_seconds, memory_mb=limits.memory_mb, isolate=isolate,
+                          name=student, read_only=[str(course_root), str(template)], writable=str(work))
+        try:
+            if ran.ended != "exit":
+                return {"status": "timed out" if ran.ended == "time" else "crashed", "reason": {
+                    "time": f"stopped after {limits.notebook_seconds} s, the limit for one notebook "
                             "(an endless loop, or far too much work)",
-                    "memory": f"stopped when it used more than {self.limits.memory_mb} MB of memory",
-                    "exit": "the grading process died (the notebook probably killed it)"}[event]}
+                    "memory": f"stopped when it used more than {limits.memory_mb} MB of memory",
+                    "processes": f"stopped when it started more than {sandbox.MAX_PROCESSES} processes",
+                    "output": "stopped when it sent more output than the grader reads"}[ran.ended]}
+            result = read_result(ran.output, template, assignment)
+            if result is None:
+                return {"status": "crashed", "reason": "the grading process died (the notebook probably killed it)"}
+            if result["status"] == "graded":
+                for kind in ("autograded", "feedback"):
+                    name = f"{assignment}.ipynb" if kind == "autograded" else f"{assignment}.html"
+                    _copy_regular(work / "students" / student / kind / student / assignment / name,
+                                  out / kind / student / assignment / name)
+            return result
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
-    def _next_event(self, deadline: float, watch_memory: bool = True):
-        """The next JSON event, or "time" / "memory" / "exit" when the worker must be (or was) stopped."""
-        while True:
-            if b"\n" in self.buffer:
-                line, self.buffer = self.buffer.split(b"\n", 1)
-                try:
-                    return json.loads(line)
-                except ValueError:
-                    continue
-            if time.monotonic() > deadline:
-                return "time"
-            if watch_memory and sandbox.tree_memory(self.proc.pid) > self.limits.memory_mb * 2**20:
-                return "memory"
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
-            if ready:
-                chunk = os.read(self.fd, 65536)
-                if not chunk:
-                    return "exit"
-                self.buffer += chunk
+    return grade_one
 
-    def stop(self) -> None:
-        if self.proc is None:
+
+def _copy_regular(src: Path, dest: Path, limit: int = 50 * 2**20) -> None:
+    """Copy ``src`` only if it is a regular file (never a symlink) of at most ``limit`` bytes."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return
-        try:
-            procs = [psutil.Process(self.proc.pid), *psutil.Process(self.proc.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            procs = []
-        for p in procs:  # the kernel runs in its own session: kill the whole tree, not one group
-            try:
-                p.send_signal(signal.SIGKILL)
-            except psutil.NoSuchProcess:
-                pass
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        self.proc.wait()
-        os.close(self.fd)
-        self.proc = None
+        data = f.read(limit + 1)
+    shutil.rmtree(dest.parent, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(data[:limit])

@@ -12,13 +12,27 @@ from pathlib import Path
 CSV_FIELDS = ("student", "score", "max_score", "status", "reason")
 
 
+def defused(value) -> str:
+    """A CSV cell that a spreadsheet shows as text: a leading = + - @ (or tab, CR) would start a formula."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not _is_number(text) else text
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
 def write_csv(rows, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         writer.writeheader()
         for r in rows:
-            writer.writerow({k: ("" if v is None else v) for k, v in asdict(r).items()})
+            writer.writerow({k: defused(v) for k, v in asdict(r).items()})
     os.replace(tmp, path)
 
 

@@ -36,6 +36,7 @@ class Submission:
     notebook: Path | None
     timestamp: str | None = None  # ISO time the LMS recorded, when it recorded one
     problem: str | None = None  # why ``notebook`` is None, or a note about the choice made
+    status: str | None = None  # the row's status when there is nothing to grade ("missing", "invalid notebook")
 
 
 def collect(source: Path | str, assignment: str, *, work: Path | str | None = None,
@@ -52,20 +53,27 @@ def collect(source: Path | str, assignment: str, *, work: Path | str | None = No
     for entry in sorted(source.iterdir()):
         if entry.name.startswith("."):
             continue
-        if entry.is_dir():
+        if entry.is_symlink():
+            name = entry.stem if entry.suffix == ".ipynb" else entry.name
+            found[name] = Submission(name, None, None, "the submission is a symbolic link, not a file or folder",
+                                     "invalid notebook")
+        elif entry.is_dir():
             nb = find_submission(entry, assignment)
             found[entry.name] = Submission(entry.name, nb, _mtime(nb), None if nb else
                                            f"no single {assignment}.ipynb in the student's folder")
         elif entry.suffix == ".ipynb":
             found[entry.stem] = Submission(entry.stem, entry, _mtime(entry))
+    for name in [n for n in found if not STUDENT_ID.match(n)]:  # a name is data, not a formula or a path
+        found[name] = Submission(name, None, None, f"{name!r} is not a valid student id (letters, digits, "
+                                 "'.', '_' and '-', starting with a letter or digit)", "invalid notebook")
     return found
 
 
 def find_submission(folder: Path, assignment: str) -> Path | None:
     for candidate in (folder / f"{assignment}.ipynb", folder / assignment / f"{assignment}.ipynb"):
-        if candidate.is_file():
+        if candidate.is_file() and not candidate.is_symlink():
             return candidate
-    found = [p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts]
+    found = [p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and not p.is_symlink()]
     return found[0] if len(found) == 1 else None
 
 
@@ -117,8 +125,13 @@ def read_roster(path: Path | str) -> list[str]:
     return sorted(set(lines))
 
 
+MAX_NOTEBOOK_BYTES = 50 * 2**20
+
+
 def notebook_problem(path: Path) -> str | None:
     """Why a file is not a gradable notebook, or None if it is."""
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        return f"the notebook is {path.stat().st_size / 2**20:.0f} MB (at most {MAX_NOTEBOOK_BYTES // 2**20} MB)"
     try:
         nb = nbformat.read(path, as_version=4)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -167,3 +167,71 @@ def static_findings(source: str, *, references=(), forbidden=()) -> tuple[list[s
         other.append(f"a path outside the notebook's folder ({path[:60]!r})")
     return list(dict.fromkeys(work)), list(dict.fromkeys(other))
 
+
+def for_review(submitted, release):
+    """The submission as an instructor reviews it (nbgrader's autograded notebook): locked cells as
+    released, no outputs, and written answers with their HTML escaped, so nothing in them runs in a browser."""
+    import copy
+    import html
+
+    nb = copy.deepcopy(submitted)
+    locked = locked_cells(release)
+    for cell in nb.cells:
+        gid = _meta(cell).get("grade_id")
+        if gid in locked:
+            cell.source = locked[gid].source
+            cell.metadata["nbgrader"] = dict(_meta(locked[gid]))
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        else:
+            cell.source = html.escape(cell.source, quote=False)
+            cell.pop("attachments", None)
+    return nb
+
+
+def graded_tests(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code" and _meta(c).get("grade") and not _meta(c).get("solution")]
+
+
+def reference_calls(autograded) -> list[str]:
+    """Test cells that failed because the submission called the course's reference implementation."""
+    return [_meta(c)["grade_id"] for c in graded_tests(autograded)
+            if any(o.get("output_type") == "error" and REFERENCE_MESSAGE in str(o.get("evalue", ""))
+                   for o in c.get("outputs", []))]
+
+
+def scrub_for_feedback(autograded, release) -> None:
+    """Make an autograded notebook safe to show its student, in place.
+
+    Test cells show the release's (visible) source; a traceback that runs
+    through a hidden line is replaced by its last line; huge outputs are cut.
+    """
+    visible = {gid: c.source for gid, c in locked_cells(release).items()}
+    tests = {id(c) for c in graded_tests(autograded)}
+    for cell in autograded.cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = _meta(cell).get("grade_id")
+        if id(cell) in tests and grade_id in visible:
+            shown = set(_normal(visible[grade_id]).splitlines())
+            hidden = [l.strip() for l in _normal(cell.source).splitlines()
+                      if l.strip() and l not in shown and len(l.strip()) > 3]
+            cell.source = visible[grade_id]
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "error":
+                    text = ANSI.sub("", "\n".join(out.get("traceback", [])))
+                    if any(h in text for h in hidden):
+                        out["traceback"] = [f"{out.get('ename')}: {out.get('evalue')}",
+                                            "(raised inside a hidden test; its code is not shown)"]
+        for out in cell.get("outputs", []):
+            _truncate(out)
+
+
+def _truncate(out) -> None:
+    if out.get("output_type") == "stream":
+        text = out.get("text", "")
+        if len(text) > MAX_OUTPUT_CHARS:
+            out["text"] = text[:MAX_OUTPUT_CHARS] + f"\n... output truncated ({len(text):,} characters in all) ...\n"
+    for key, value in list(out.get("data", {}).items()):
+        if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
+            out["data"][key] = value[:MAX_OUTPUT_CHARS] + "\n... output truncated ..."

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import psutil
 
+from gdcourse.check import GRADING_ENV
+
 WRITABLE = "/student"  # the one folder a submission may write, a tmpfs
 JOB = "/judge"  # the job the judge wrote, read-only
 MAX_PROCESSES = 256
@@ -64,8 +66,12 @@ def _visible_paths() -> list[str]:
     return [str(p) for p in keep]
 
 
-def command(argv: list[str], job: Path, *, writable_mb: int, env: dict[str, str]) -> list[str]:
-    """``argv`` wrapped in bwrap: ``job`` appears read-only at /judge, a ``writable_mb`` tmpfs at /student."""
+def command(argv: list[str], job: Path, *, writable_mb: int, env: dict[str, str],
+            read_only: list[str] = (), writable: str | None = None) -> list[str]:
+    """``argv`` wrapped in bwrap: ``job`` appears read-only at /judge, a ``writable_mb`` tmpfs at /student.
+
+    ``read_only`` host folders are shown at their own paths; ``writable`` is one host folder
+    bound read-write at its own path (nbgrader's grading, which must leave files behind)."""
     exe = bwrap()
     if exe is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed")
@@ -79,12 +85,14 @@ def command(argv: list[str], job: Path, *, writable_mb: int, env: dict[str, str]
             args += ["--ro-bind", top, top]
     if os.path.exists("/etc/ld.so.cache"):
         args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    for path in _visible_paths():
-        args += ["--ro-bind", path, path]
     size = str(writable_mb * 2**20)
+    args += ["--size", str(64 * 2**20), "--tmpfs", "/tmp", "--size", str(64 * 2**20), "--tmpfs", "/dev/shm"]
+    for path in [*_visible_paths(), *read_only]:  # after /tmp, which would hide a folder under it
+        args += ["--ro-bind", path, path]
+    if writable:
+        args += ["--bind", writable, writable]
     args += ["--ro-bind", str(job), JOB, "--size", size, "--tmpfs", WRITABLE,
-             "--size", str(64 * 2**20), "--tmpfs", "/tmp", "--size", str(64 * 2**20), "--tmpfs", "/dev/shm",
-             "--chdir", WRITABLE, "--clearenv"]
+             "--chdir", writable or WRITABLE, "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args + ["--", *argv]
@@ -95,7 +103,8 @@ def sandbox_env() -> dict[str, str]:
     return {"HOME": WRITABLE, "TMPDIR": "/tmp", "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin",
             "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{WRITABLE}/.mpl",
             "IPYTHONDIR": f"{WRITABLE}/.ipython", "PYTHONDONTWRITEBYTECODE": "1", "HF_HUB_OFFLINE": "1",
-            "OMP_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+            "OMP_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+            GRADING_ENV: "1"}  # the self-check cell stands down: the judge runs every case itself
 
 
 @functools.lru_cache(maxsize=None)
@@ -247,7 +256,8 @@ class Run:
 
 
 def run(argv: list[str], job: Path, *, seconds: float, memory_mb: int, writable_mb: int = 256,
-        max_output: int = 256 * 2**20, isolate: bool = True, name: str = "job") -> Run:
+        max_output: int = 256 * 2**20, isolate: bool = True, name: str = "job",
+        read_only: list[str] = (), writable: str | None = None) -> Run:
     """Run ``argv`` in a fresh sandbox under the limits, with a pipe's fd number appended as its last
     argument, and return everything it wrote to that pipe (its stdout and stderr are kept only as a tail)."""
     read_fd, write_fd = os.pipe()
@@ -256,7 +266,7 @@ def run(argv: list[str], job: Path, *, seconds: float, memory_mb: int, writable_
     cgroup = Cgroup(f"{name}-{os.getpid()}-{time.monotonic_ns()}", memory_mb) if isolate else None
     env = sandbox_env()
     if isolate:
-        cmd = command(full, job, writable_mb=writable_mb, env=env)
+        cmd = command(full, job, writable_mb=writable_mb, env=env, read_only=read_only, writable=writable)
     else:  # the instructor chose --no-isolation: same job, same limits we can apply, no walls
         cmd = full
     fsize = writable_mb * 2**20

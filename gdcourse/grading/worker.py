@@ -1,11 +1,10 @@
-"""A grading worker: a long-lived process that autogrades one submission at
-a time with nbgrader, each in its own folder with its own gradebook copy.
+"""nbgrader's autograde for one student, inside that student's sandbox.
 
-Started by :mod:`gdcourse.grading.cohort` (usually inside the sandbox). It
-reads jobs as JSON lines on stdin and writes events as JSON lines to a
-result pipe (``--result-fd``) that the notebook kernels it starts do not
-inherit, so a student's code cannot forge a result. nbgrader and its
-dependencies are imported once per worker, not once per student.
+For assignments that have no trusted cases yet (``solutions/<name>/cases.py``):
+nbgrader runs the hidden tests in the student's own kernel, so a student's
+code can influence this verdict. It runs in a fresh sandbox per student, so
+nothing carries over to the next student, and the supervisor checks what
+it reports against the gradebook (:func:`read_result`).
 """
 
 from __future__ import annotations
@@ -167,34 +166,71 @@ _Exporter = None
 
 
 def main(argv=None) -> None:
+    """Grade one student (inside the sandbox) and write one JSON line to the result fd, the last argument."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--assignment", required=True)
     parser.add_argument("--course-root", type=Path, required=True)
     parser.add_argument("--template", type=Path, required=True)
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--cell-timeout", type=int, required=True)
-    parser.add_argument("--result-fd", type=int, required=True)
+    parser.add_argument("--student", required=True)
+    parser.add_argument("--notebook", type=Path, required=True)
+    parser.add_argument("result_fd", type=int)
     args = parser.parse_args(argv)
     # every tool the kernel or nbgrader runs keeps its state in the writable work folder
     for name, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("JUPYTER_RUNTIME_DIR", "runtime"),
                       ("MPLCONFIGDIR", "mpl"), ("IPYTHONDIR", "ipython")):
         os.environ[name] = str(args.work / sub)
         (args.work / sub).mkdir(parents=True, exist_ok=True)
-    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")  # alembic
     os.environ[GRADING_ENV] = "1"  # the notebooks' self-check cells stand down: their tests run graded anyway
     out = os.fdopen(args.result_fd, "w", buffering=1)
-    import nbgrader.apps  # noqa: F401  (imported before the first job, so jobs pay no import time)
-    out.write(json.dumps({"event": "ready"}) + "\n")
-    for line in sys.stdin:
-        job = json.loads(line)
-        out.write(json.dumps({"event": "start", "student": job["student"]}) + "\n")
-        try:
-            result = grade_one(job["student"], Path(job["notebook"]), assignment=args.assignment,
-                               course_root=args.course_root, template=args.template, work=args.work,
-                               cell_timeout=args.cell_timeout)
-        except Exception as exc:  # the batch goes on; this student gets a reason
-            result = {"status": "crashed", "reason": f"grading error: {type(exc).__name__}: {str(exc)[:200]}"}
-        out.write(json.dumps({"event": "done", "student": job["student"], **result}) + "\n")
+    try:
+        result = grade_one(args.student, args.notebook, assignment=args.assignment, course_root=args.course_root,
+                           template=args.template, work=args.work, cell_timeout=args.cell_timeout)
+    except Exception as exc:  # this student gets a reason
+        result = {"status": "crashed", "reason": f"grading error: {type(exc).__name__}: {str(exc)[:200]}"}
+    result.pop("autograded", None)
+    result.pop("feedback", None)
+    out.write(json.dumps(result) + "\n")
+    out.close()
+
+
+def read_result(output: bytes, template: Path, assignment: str) -> dict | None:
+    """The worker's result, checked against the gradebook (cells, points), or None if it is not one.
+
+    It came from inside the sandbox: every key, type and score is checked, nothing is taken as a path."""
+    from nbgrader.api import Gradebook
+
+    try:
+        result = json.loads(output.decode("utf-8").strip().splitlines()[-1])
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return None
+    if not isinstance(result, dict) or result.get("status") not in ("graded", "crashed"):
+        return None
+    clean = {"status": result["status"], "tampered": [str(t)[:200] for t in result.get("tampered", [])
+                                                      if isinstance(t, str)][:50]}
+    if result["status"] == "crashed":
+        clean["reason"] = str(result.get("reason", ""))[:300]
+        return clean
+    with Gradebook(f"sqlite:///{template / 'gradebook.db'}") as gb:
+        cells = {c.name: float(c.max_score) for nb in gb.find_assignment(assignment).notebooks for c in nb.grade_cells}
+    grades = result.get("grades")
+    if not isinstance(grades, dict) or set(grades) != set(cells):
+        return None
+    checked = {}
+    for name, value in grades.items():
+        if not (isinstance(value, list) and len(value) == 3):
+            return None
+        score, _, manual = value
+        score = 0.0 if score is None else score
+        if type(score) not in (int, float) or not 0 <= score <= cells[name] or type(manual) is not bool:
+            return None
+        checked[name] = [float(score), cells[name], manual]
+    refs = [r for r in result.get("reference_calls", []) if r in cells]
+    clean.update(grades=checked, max_score=sum(cells.values()),
+                 score=sum(s for s, _, m in checked.values() if not m),
+                 zeroed={r: ["calls the course library's reference implementation"] for r in refs})
+    return clean
 
 
 if __name__ == "__main__":
