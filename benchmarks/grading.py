@@ -4,7 +4,8 @@ with `gdcourse grade`, same submissions, same machine, one run.
 
     .venv/bin/python benchmarks/grading.py [--per-assignment 20] [--jobs N] [--assignments ex01-gd-loop ex07-stable-softmax]
 
-Each assignment gets --per-assignment submissions, cycling through the
+ex01 and ex07 are graded by the judge (a sandboxed Python process per
+student, cases scored outside it). Each assignment gets --per-assignment submissions, cycling through the
 reference solution, the untouched release and the named variants in
 tests/exNN_variants.py (so scores differ between students). Prints wall
 time for each tool, the ratio, the per-submission overhead, and checks that
@@ -73,6 +74,22 @@ def nbgrader_sequential(assignment: str, subs: Path, course: Path) -> dict[str, 
         return autograde, both, {s.student.id: float(s.score) for s in gb.assignment_submissions(assignment)}
 
 
+def sandbox_overhead(repeats: int = 10) -> tuple[float, float]:
+    """Median seconds of an empty judge job (harness start, no cells, no calls), sandboxed and not."""
+    import statistics
+
+    from gdcourse.grading import sandbox, wire
+    with tempfile.TemporaryDirectory() as job:
+        (Path(job) / "job.npz").write_bytes(wire.pack({"cells": [], "calls": [], "cell_seconds": 60, "call_seconds": 60}))
+        times = {}
+        for isolate in (True, False):
+            target = f"{sandbox.JOB}/job.npz" if isolate else str(Path(job) / "job.npz")
+            times[isolate] = statistics.median(
+                sandbox.run([sys.executable, "-m", "gdcourse.grading.harness", target], Path(job), seconds=60,
+                            memory_mb=2000, isolate=isolate).seconds for _ in range(repeats))
+    return times[True], times[False]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--assignments", nargs="+", default=["ex01-gd-loop", "ex07-stable-softmax"])
@@ -103,6 +120,9 @@ def main() -> None:
                 diff = {s: (seq_scores[s], our_scores[s]) for s in students if seq_scores[s] != our_scores[s]}
                 print("  differing (nbgrader, gdcourse):", diff)
             total_seq, total_ours, n_total = total_seq + seq_seconds, total_ours + ours, n_total + len(students)
+    boxed, bare = sandbox_overhead()
+    print(f"sandbox overhead per student: {boxed - bare:.3f} s (an empty job: {boxed:.3f} s in bubblewrap, "
+          f"{bare:.3f} s without)")
     print(f"all: {n_total} submissions on {os.cpu_count()} cores; nbgrader autograde + generate_feedback {total_seq:.1f} s "
           f"(autograde alone {total_auto:.1f} s), gdcourse grade {total_ours:.1f} s; ratio {total_seq / total_ours:.2f}x "
           f"({total_auto / total_ours:.2f}x against autograde alone)")

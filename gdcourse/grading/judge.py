@@ -216,7 +216,8 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     ran = sandbox.run([sys.executable, "-m", "gdcourse.grading.harness", target], work, seconds=notebook_seconds,
                       memory_mb=memory_mb, isolate=isolate, name=student)
     shutil.rmtree(work, ignore_errors=True)
-    base = {"seed": seed, "seconds": time.perf_counter() - start, "tampered": tampered}
+    base = {"seed": seed, "seconds": time.perf_counter() - start, "tampered": tampered,
+            "peak_mb": round(ran.peak_bytes / 2**20, 1)}
     if ran.ended != "exit":
         status = "timed out" if ran.ended == "time" else "crashed"
         return {**base, "status": status, "reason": {

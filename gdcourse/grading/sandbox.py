@@ -201,6 +201,14 @@ class Cgroup:
             pass
         return False
 
+    def peak(self) -> int:
+        """The most memory (bytes) the sandbox held at once, 0 where unknown."""
+        name = {1: "memory.max_usage_in_bytes", 2: "memory.peak"}.get(self.version)
+        try:
+            return int((self.memory / name).read_text()) if name else 0
+        except (OSError, ValueError):
+            return 0
+
     def kill_all(self) -> None:
         for d in self.dirs:
             try:
@@ -253,6 +261,7 @@ class Run:
     returncode: int | None
     stderr_tail: str
     seconds: float
+    peak_bytes: int = 0  # the most memory the sandbox held at once (its cgroup's, or the watched tree's)
 
 
 def run(argv: list[str], job: Path, *, seconds: float, memory_mb: int, writable_mb: int = 256,
@@ -289,6 +298,7 @@ def run(argv: list[str], job: Path, *, seconds: float, memory_mb: int, writable_
     os.close(err_w)
     chunks, size, tail = [], 0, b""
     ended = "exit"
+    peak = 0
     open_fds = {read_fd, err_r}
     deadline = start + seconds
     try:
@@ -303,7 +313,9 @@ def run(argv: list[str], job: Path, *, seconds: float, memory_mb: int, writable_
                 if len(procs) > MAX_PROCESSES:
                     ended = "processes"
                     break
-                if tree_memory(proc.pid) > memory_mb * 2**20:
+                used = tree_memory(proc.pid)
+                peak = max(peak, used)
+                if used > memory_mb * 2**20:
                     ended = "memory"
                     break
             ready, _, _ = select.select(list(open_fds), [], [], min(0.1, max(0.0, deadline - now)))
@@ -332,10 +344,12 @@ def run(argv: list[str], job: Path, *, seconds: float, memory_mb: int, writable_
         if cgroup is not None:
             if ended == "exit" and cgroup.out_of_memory():
                 ended = "memory"
+            peak = max(peak, cgroup.peak())
             cgroup.close()
         if work:
             shutil.rmtree(work, ignore_errors=True)
-    return Run(b"".join(chunks), ended, proc.returncode, tail.decode("utf-8", "replace"), time.monotonic() - start)
+    return Run(b"".join(chunks), ended, proc.returncode, tail.decode("utf-8", "replace"), time.monotonic() - start,
+               peak)
 
 
 def _kill(proc: subprocess.Popen, cgroup: Cgroup | None) -> None:
