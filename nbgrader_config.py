@@ -27,3 +27,7 @@ c.CourseDirectory.course_id = "gdcourse"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ClearOutput.enabled = True
+
+# solutions/<name>/cases.py holds the judge's trusted cases (and the reference they compute):
+# it never goes into the student release, nor anywhere a submission runs.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "cases.py"]

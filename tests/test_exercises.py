@@ -35,6 +35,8 @@ def test_release_holds_no_solutions_or_hidden_tests(assignment):
     text = (ROOT / "exercises" / assignment / f"{assignment}.ipynb").read_text()
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "_reference_fit"):
         assert marker not in text
+    # the judge's trusted cases stay beside the source (nbgrader_config ignores them)
+    assert sorted(p.name for p in (ROOT / "exercises" / assignment).iterdir()) == [f"{assignment}.ipynb"]
 
 
 def test_every_graded_cell_has_points_and_a_unique_id():

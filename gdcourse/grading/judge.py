@@ -251,7 +251,7 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
         changed = integrity._normal(answers.get(gid, stub)) != integrity._normal(stub)
         grades[gid] = [0.0, assignment.points[gid], changed]
     errors = {cid: _clean(f["error"], 300) for cid, f in cell_frames.items()
-              if isinstance(f.get("error"), wire.Raised) and not cid.startswith("test_")}
+              if isinstance(f.get("error"), wire.Raised) and cid not in assignment.tests}
     score = round(sum(g[0] for g in grades.values() if not g[2]), 6)
     return {**base, "status": "graded", "score": score, "max_score": assignment.max_score, "grades": grades,
             "cases": results, "zeroed": zeroed, "flags": flags, "cell_errors": errors}

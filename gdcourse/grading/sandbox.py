@@ -49,18 +49,11 @@ def bwrap() -> str | None:
 
 
 def _visible_paths() -> list[str]:
-    """Host folders the sandbox sees read-only: Python, the venv, the gdcourse package (and release)."""
+    """Host folders the sandbox sees read-only: the Python installation, the venv, the gdcourse package."""
     import gdcourse
-    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}
-    package = Path(gdcourse.__file__).resolve().parent
-    paths.add(package)
-    release = package.parent / "exercises"
-    if release.is_dir() and not (package.parent / "solutions").resolve() == release.resolve():
-        paths.add(release)  # an editable install maps gdcourse.exercises there
-    # keep the outermost of nested folders only
-    ordered = sorted(paths, key=lambda p: len(p.parts))
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(gdcourse.__file__).resolve().parent}
     keep: list[Path] = []
-    for p in ordered:
+    for p in sorted(paths, key=lambda p: len(p.parts)):  # the outermost of nested folders only
         if not any(p.is_relative_to(k) for k in keep):
             keep.append(p)
     return [str(p) for p in keep]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import zipfile
 from dataclasses import dataclass
 
@@ -213,9 +212,3 @@ def unpack(data: bytes):
 
     return node(root)
 
-
-def is_finite_number(x) -> bool:
-    try:
-        return math.isfinite(float(x))
-    except (TypeError, ValueError):
-        return False
