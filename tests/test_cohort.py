@@ -7,7 +7,6 @@ import csv
 import html
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 
 from gdcourse.grading import Limits, grade
 from gdcourse.grading.intake import collect, read_roster
-from submissions import release, solution_answers, submission
+from submissions import solution_answers, submission
 
 ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")

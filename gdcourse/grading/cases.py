@@ -101,15 +101,16 @@ def as_array(x, what: str = "the result") -> np.ndarray:
     if isinstance(x, Tensor):
         x = x.array
     if isinstance(x, (Raised, Opaque)) or x is None or isinstance(x, (str, dict)):
-        raise Fail(f"{what} should be numbers, got {_kind(x)}")
+        raise Fail(f"{what} should be numbers, got {kind(x)}")
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise Fail(f"{what} should be numbers, got {_kind(x)}") from None
+        raise Fail(f"{what} should be numbers, got {kind(x)}") from None
     return a
 
 
-def _kind(x) -> str:
+def kind(x) -> str:
+    """What a returned value is, for a message: "a float32 tensor", "a generator", "None"."""
     if isinstance(x, Opaque):
         return f"a {x.type}"
     if isinstance(x, Tensor):

@@ -298,8 +298,6 @@ def _judged(spec, out: Path, limits: Limits, isolate: bool, run_seed: int):
 
 # --- nbgrader in the sandbox, for assignments without cases yet -------------------------
 
-RESULT_KEYS = {"status", "score", "max_score", "grades", "seconds", "tampered", "reference_calls", "reason"}
-
 
 def _legacy(assignment: str, course_root: Path, template: Path, out: Path, limits: Limits, isolate: bool):
     from gdcourse.grading.worker import read_result

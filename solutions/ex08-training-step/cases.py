@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from gdcourse.grading.cases import Case, Fail, close, probe, require
+from gdcourse.grading.cases import Case, Fail, close, kind, probe, require
 from gdcourse.grading.probes.ex08_training_step import (
     as_tensor, build_model, make_batches, make_layers, make_loader, make_loss, make_optimizer, make_scheduler)
-from gdcourse.grading.wire import Opaque, Tensor
+from gdcourse.grading.wire import Tensor
 
 REFERENCES = ()  # the course library has no training step of its own
 
@@ -111,14 +111,6 @@ def _reference_accumulation(seed, layers, dtype, optimizer, loss, calls):
 
 # --- checks ------------------------------------------------------------------------------
 
-def _kind(x) -> str:
-    if isinstance(x, Tensor):
-        return f"a {x.dtype} tensor"
-    if isinstance(x, Opaque):
-        return f"a {x.type}"
-    return "None" if x is None else f"a {type(x).__name__}"
-
-
 def _report(r, *keys, count=None):
     v = r.value
     require(isinstance(v, dict) and all(k in v for k in keys), "the probe's report is incomplete")
@@ -129,7 +121,7 @@ def _report(r, *keys, count=None):
 
 def _float(x, what, hint=""):
     require(isinstance(x, float) and not isinstance(x, bool),
-            f"{what} should be a Python float, got {_kind(x)}{hint}")
+            f"{what} should be a Python float, got {kind(x)}{hint}")
     return float(x)
 
 
@@ -395,7 +387,7 @@ def evaluate_case(name, seed, layers, dtype, batches, *, mode="train", dataloade
         require(isinstance(got, tuple) and len(got) == 2, "return a tuple (loss, accuracy)")
         loss, acc = got
         require(isinstance(loss, float) and isinstance(acc, float),
-                f"return two Python floats, got {_kind(loss)} and {_kind(acc)}")
+                f"return two Python floats, got {kind(loss)} and {kind(acc)}")
         require(abs(loss - want_loss) < tol * max(1.0, abs(want_loss)),
                 f"expected the loss in evaluation mode, {want_loss:.6f}, got {loss:.6f}: call model.eval() first "
                 "(dropout must be off), and weight each batch's mean loss by its size")
