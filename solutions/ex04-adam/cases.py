@@ -162,7 +162,7 @@ def cases(rng):
     zero = np.zeros(5)
     yield step_case("adam", w0, grads[0], 0, zero, zero, dict(lr=0.1),
                     "the visible example, first step (about lr * sign(g))", visible=True, first=True,
-                    hint="Bias-correct m and v with t = 1 on the first step.")
+                    hint="Bias-correct m and v with t = 1 on the first step, and add eps outside the square root.")
     w, t, m, v = _torch_states("adam", w0, grads[:9], dict(lr=0.1))[-1]
     yield step_case("adam", w, grads[9], t, m, v, dict(lr=0.1),
                     "the visible example, step 10 from torch's state after 9 steps", visible=True,
@@ -209,7 +209,7 @@ def cases(rng):
     yield step_case("adam", rng.standard_normal(6), rng.standard_normal(6), t, m, v, ADAM_SETTINGS[1][1],
                     "adam_step late in a run (bias corrections near 1)")
     w = rng.standard_normal(3)
-    yield step_case("adam", w, w * 0 + 2.0, 0, np.zeros(3), np.zeros(3), dict(lr=0.1, weight_decay=0.1),
+    yield step_case("adam", w, np.full(3, 2.0), 0, np.zeros(3), np.zeros(3), dict(lr=0.1, weight_decay=0.1),
                     "adam_step with weight decay leaves w and g unchanged")
 
     # --- hidden: AdamW likewise
