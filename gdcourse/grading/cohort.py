@@ -315,12 +315,9 @@ def _legacy(assignment: str, course_root: Path, template: Path, out: Path, limit
                           name=student, read_only=[str(course_root), str(template)], writable=str(work))
         try:
             if ran.ended != "exit":
-                return {"status": "timed out" if ran.ended == "time" else "crashed", "reason": {
-                    "time": f"stopped after {limits.notebook_seconds} s, the limit for one notebook "
-                            "(an endless loop, or far too much work)",
-                    "memory": f"stopped when it used more than {limits.memory_mb} MB of memory",
-                    "processes": f"stopped when it started more than {sandbox.MAX_PROCESSES} processes",
-                    "output": "stopped when it sent more output than the grader reads"}[ran.ended]}
+                status, reason = sandbox.stopped_because(ran.ended, seconds=limits.notebook_seconds,
+                                                         memory_mb=limits.memory_mb)
+                return {"status": status, "reason": reason}
             result = read_result(ran.output, template, assignment)
             if result is None:
                 return {"status": "crashed", "reason": "the grading process died (the notebook probably killed it)"}

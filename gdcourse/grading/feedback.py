@@ -24,12 +24,17 @@ td,th{border-bottom:1px solid #ddd;padding:.3rem .4rem;text-align:left;vertical-
 .note{color:#555}"""
 
 
-def clean(text, limit: int | None = None) -> str:
-    """Untrusted text, escaped for HTML, without control characters or terminal escapes."""
+def printable(text, limit: int | None = None) -> str:
+    """Untrusted text without control characters or terminal escapes, cut at ``limit`` characters."""
     text = _CONTROL.sub("", str(text))
     if limit is not None and len(text) > limit:
         text = text[:limit] + f"\n... ({len(text) - limit:,} more characters not shown)"
-    return html.escape(text, quote=True)
+    return text
+
+
+def clean(text, limit: int | None = None) -> str:
+    """Untrusted text as HTML: :func:`printable`, then escaped."""
+    return html.escape(printable(text, limit), quote=True)
 
 
 def page(student: str, assignment: str, result: dict, answers: list[tuple[str, str]]) -> str:

@@ -28,6 +28,7 @@ import nbformat
 import numpy as np
 
 from gdcourse.grading import integrity, sandbox, wire
+from gdcourse.grading.feedback import printable
 from gdcourse.grading.cases import Case, Fail, Result
 
 MAX_HEADER = 1000
@@ -155,20 +156,13 @@ def read_frames(output: bytes) -> tuple[dict, dict, bool, str]:
     return cells, calls, False, "no end frame"
 
 
-def _clean(text, limit: int = 500) -> str:
-    """Untrusted text made printable: control characters and escape sequences out, length capped."""
-    text = integrity.ANSI.sub("", str(text))
-    text = "".join(ch for ch in text if ch in "\n\t" or (ch.isprintable()))
-    return text if len(text) <= limit else text[:limit] + " ..."
-
-
 def score_case(case: Case, frame: dict | None) -> tuple[bool, str]:
     """(passed, message) for one case; the message is safe to show this student."""
     if frame is None:
         return False, "not run (the notebook stopped before this case)"
     error = frame.get("error")
     if isinstance(error, wire.Raised):
-        return False, f"raised {error.type}" + (f": {_clean(error.message, 300)}" if case.visible else "")
+        return False, f"raised {error.type}" + (f": {printable(error.message, 300)}" if case.visible else "")
     if "value" not in frame:
         return False, "no result"
     args_after = frame.get("args_after", ())
@@ -178,7 +172,7 @@ def score_case(case: Case, frame: dict | None) -> tuple[bool, str]:
     try:
         case.check(result)
     except Fail as exc:
-        return False, _clean(exc, 600) if case.visible else ""
+        return False, printable(exc, 600) if case.visible else ""
     except Exception as exc:  # the returned value had the wrong form for the check
         return False, (f"returned a value of the wrong form ({type(exc).__name__})" if case.visible
                        else "returned a value of the wrong form")
@@ -219,12 +213,8 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     base = {"seed": seed, "seconds": time.perf_counter() - start, "tampered": tampered,
             "peak_mb": round(ran.peak_bytes / 2**20, 1)}
     if ran.ended != "exit":
-        status = "timed out" if ran.ended == "time" else "crashed"
-        return {**base, "status": status, "reason": {
-            "time": f"stopped after {notebook_seconds} s, the limit for one notebook (an endless loop, or far too much work)",
-            "memory": f"stopped when it used more than {memory_mb} MB of memory",
-            "processes": f"stopped when it started more than {sandbox.MAX_PROCESSES} processes",
-            "output": "stopped when it sent more output than the grader reads"}[ran.ended]}
+        status, reason = sandbox.stopped_because(ran.ended, seconds=notebook_seconds, memory_mb=memory_mb)
+        return {**base, "status": status, "reason": reason}
     cell_frames, call_frames, complete, problem = read_frames(ran.output)
     if not complete:
         died = ran.returncode not in (0, None)
@@ -250,7 +240,7 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     for gid, stub in assignment.manual.items():
         changed = integrity._normal(answers.get(gid, stub)) != integrity._normal(stub)
         grades[gid] = [0.0, assignment.points[gid], changed]
-    errors = {cid: _clean(f["error"], 300) for cid, f in cell_frames.items()
+    errors = {cid: printable(f["error"], 300) for cid, f in cell_frames.items()
               if isinstance(f.get("error"), wire.Raised) and cid not in assignment.tests}
     score = round(sum(g[0] for g in grades.values() if not g[2]), 6)
     return {**base, "status": "graded", "score": score, "max_score": assignment.max_score, "grades": grades,

@@ -257,6 +257,15 @@ class Run:
     peak_bytes: int = 0  # the most memory the sandbox held at once (its cgroup's, or the watched tree's)
 
 
+def stopped_because(ended: str, *, seconds: float, memory_mb: int) -> tuple[str, str]:
+    """(status, reason) for a sandbox the supervisor stopped: ``ended`` is :attr:`Run.ended`, not "exit"."""
+    return ("timed out" if ended == "time" else "crashed"), {
+        "time": f"stopped after {seconds:g} s, the limit for one notebook (an endless loop, or far too much work)",
+        "memory": f"stopped when it used more than {memory_mb} MB of memory",
+        "processes": f"stopped when it started more than {MAX_PROCESSES} processes",
+        "output": "stopped when it sent more output than the grader reads"}[ended]
+
+
 def run(argv: list[str], job: Path, *, seconds: float, memory_mb: int, writable_mb: int = 256,
         max_output: int = 256 * 2**20, isolate: bool = True, name: str = "job",
         read_only: list[str] = (), writable: str | None = None) -> Run:
