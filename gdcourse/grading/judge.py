@@ -20,6 +20,7 @@ import hashlib
 import json
 import shutil
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,9 @@ from gdcourse.grading.feedback import printable
 from gdcourse.grading.cases import Case, Fail, Result
 
 MAX_HEADER = 1000
+# Case code may use process-wide state (torch.manual_seed, NumPy's global generator); the supervisor's
+# threads draw and check one student's cases at a time, so no two students' checks interleave.
+TRUSTED = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -197,7 +201,8 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
             flags += [f for f in other if f not in flags]
 
     seed = student_seed(run_seed, student)
-    cases = assignment.draw(seed)
+    with TRUSTED:
+        cases = assignment.draw(seed)
     calls = [{"id": f"c{i}", "probe": c.call.probe, "fn": c.call.fn, "args": list(c.call.args),
               "kwargs": dict(c.call.kwargs)} for i, c in enumerate(cases)]
     job = {"cells": program(submitted, assignment.release), "calls": calls,
@@ -224,10 +229,11 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
             f"the sandbox sent results the grader cannot read ({problem})")}
 
     results, grades = [], {}
-    for i, case in enumerate(cases):
-        passed, message = score_case(case, call_frames.get(f"c{i}"))
-        results.append({"test": case.test, "name": case.name, "visible": case.visible,
-                        "passed": passed, "message": message})
+    with TRUSTED:
+        for i, case in enumerate(cases):
+            passed, message = score_case(case, call_frames.get(f"c{i}"))
+            results.append({"test": case.test, "name": case.name, "visible": case.visible,
+                            "passed": passed, "message": message})
     for test in assignment.tests:
         mine = [r for r in results if r["test"] == test]
         share = assignment.points[test] / len(mine)
