@@ -1,17 +1,23 @@
-"""A student's self-check: run an exercise's visible tests in their notebook.
+"""A student's self-check: the visible cases of an exercise, run against the notebook's own functions.
 
-The tests are read from the released notebook (``exercises/<name>/<name>.ipynb``
-in the course checkout that gdcourse was imported from, a clone or a JupyterHub
-copy; or, where gdcourse was pip-installed without a checkout, as the Colab
-setup cell does, the copy of the release inside the package), so nbgrader is not needed
-and hidden tests, which are not in the release, cannot leak. The tests run in a
-*copy* of the caller's namespace, in order, as nbgrader runs them: the
-student's functions are found, and the tests' own variables (``X``, ``w``, ...)
-do not overwrite the student's.
+For an exercise on the judge, the visible cases are the ones the grader runs
+(:mod:`gdcourse.grading.assignments`), through the same code: each call is made
+as the grading harness makes it (the other graded functions stood in for by the
+course's reference), its result crosses the same wire, and the same check scores
+it. So the self-check and the grade cannot disagree on a visible case. Each test
+cell runs its own cases (``check("ex01-gd-loop", "test_predict")``) and raises
+if one fails; the self-check cell at the end runs them all and, when functions
+are not defined yet (a fresh kernel, a Run All that stopped early), says which
+cells to run first.
+
+Points come from the released notebook (``exercises/<name>/<name>.ipynb`` in
+the course checkout that gdcourse was imported from, or the copy packaged with
+gdcourse where it was pip-installed, as on Colab); nbgrader is not needed.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import sys
@@ -29,7 +35,7 @@ GRADING_ENV = "GDCOURSE_GRADING"
 class TestResult:
     grade_id: str
     points: float
-    status: str  # "passed", "failed" (an assert) or "error" (any other exception)
+    status: str  # "passed"; "failed" (a case failed, or an assert); "error" (a legacy test raised); "not run"
     message: str = ""
 
     @property
@@ -42,6 +48,7 @@ class CheckReport:
     assignment: str
     results: tuple[TestResult, ...]
     skipped: bool = False  # under the grader
+    run_first: tuple[str, ...] = ()  # cells to run before checking again, as the student reads them
 
     @property
     def points(self) -> float:
@@ -51,16 +58,23 @@ class CheckReport:
     def max_points(self) -> float:
         return sum(r.points for r in self.results)
 
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
     def __str__(self) -> str:
         if self.skipped:
             return f"Self-check of {self.assignment} skipped: the grader runs the tests itself"
-        lines = [f"Self-check of {self.assignment}: visible tests only (hidden tests run when graded)"]
+        lines = [f"Self-check of {self.assignment}: the visible cases (hidden cases run when you are graded)"]
         for r in self.results:
-            mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[r.status]
+            mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "not run": "----"}[r.status]
             lines.append(f"  {mark:5} {r.grade_id} ({r.points:g} pt)")
             if r.message:
                 lines += [f"        {line}" for line in r.message.splitlines()]
-        lines.append(f"{self.points:g} / {self.max_points:g} points from visible tests")
+        if self.run_first:
+            lines.append("Run these cells first, then check again:")
+            lines += [f"  - {cell}" for cell in self.run_first]
+        lines.append(f"{self.points:g} / {self.max_points:g} points from visible cases")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -98,22 +112,111 @@ def visible_tests(notebook: Path) -> list[tuple[str, float, str]]:
     return tests
 
 
-def check(assignment: str, namespace: dict | None = None, *, root: Path | None = None) -> CheckReport:
-    """Run the visible tests of ``assignment`` against the caller's definitions.
+def check(assignment: str, test: str | None = None, *, namespace: dict | None = None,
+          root: Path | None = None) -> CheckReport:
+    """Run the visible cases of ``assignment`` (of its test cell ``test`` only, if given) against
+    the caller's definitions; ``namespace`` defaults to the caller's global variables (the notebook's).
 
-    Call it from the exercise notebook: ``check("ex01-gd-loop")``. ``namespace``
-    defaults to the caller's global variables (the notebook's).
-    """
+    From a test cell, ``check("ex01-gd-loop", "test_predict")`` raises AssertionError with the
+    report when a case fails, as a test cell does; the self-check cell, ``check("ex01-gd-loop")``,
+    returns the report of every test cell."""
     if os.environ.get(GRADING_ENV):
         return CheckReport(assignment, (), skipped=True)
     if namespace is None:
         namespace = sys._getframe(1).f_globals
+    notebook = release_notebook(assignment, root)
+    from gdcourse.grading import cases as case_defs
+    public = case_defs.public(assignment)
+    if public is None:
+        report = _legacy_check(assignment, notebook, namespace)
+    else:
+        report = _check_cases(assignment, public, notebook, namespace, test)
+    if test is not None:
+        report = CheckReport(assignment, tuple(r for r in report.results if r.grade_id == test),
+                             run_first=report.run_first)
+        if not report.results:
+            raise ValueError(f"{assignment} has no test cell {test!r}")
+        if not report.passed:
+            raise AssertionError("\n" + str(report)) from None
+    return report
+
+
+def _check_cases(assignment: str, public, notebook: Path, ns: dict, test: str | None) -> CheckReport:
+    """The judge's own path, in the student's process: call, wire, check."""
+    from gdcourse.grading import cases as case_defs, harness, wire
+
+    cells = _cells(notebook)
+    results, run_first = [], []
+    for grade_id, points, _ in visible_tests(notebook):
+        if test is not None and grade_id != test:
+            continue
+        lines, status = [], "passed"
+        for case in (c for c in public.visible() if c.test == grade_id):
+            if case.call.fn not in ns or (case.call.args is not None and not callable(ns[case.call.fn])):
+                status = "not run"
+                lines.append(f"{case.call.fn} is not defined yet")
+                run_first.append(cells["defines"].get(case.call.fn, f"the cell that defines {case.call.fn}"))
+                break
+            try:  # the arguments cross the wire as they do to the sandbox: the function gets its own copies
+                frame = harness.make_call(ns, wire.unpack(wire.pack(case.call.as_data())), public)
+            except BaseException as exc:  # the student's function raised: that is its result
+                frame = {"error": exc}
+                missing = _undefined_name(exc)
+                if missing in cells["defines"]:
+                    run_first.append(cells["defines"][missing])
+            passed, message = case_defs.score(case, wire.unpack(wire.pack(frame)))
+            if not passed:
+                status = "failed"
+                lines.append(f"{case.name}: {message}")
+        results.append(TestResult(grade_id, points, status, "\n".join(lines)))
+    return CheckReport(assignment, tuple(results), run_first=tuple(dict.fromkeys(run_first)))
+
+
+def _undefined_name(exc: BaseException) -> str | None:
+    return getattr(exc, "name", None) if isinstance(exc, NameError) else None
+
+
+def _cells(notebook: Path) -> dict:
+    """``{"defines": name -> how a student finds the cell that defines it}``, from the released notebook:
+    the answer cells' functions and the names the setup and import cells bind."""
+    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    defines, heading = {}, "the top of the notebook"
+    for cell in nb["cells"]:
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "markdown":
+            titles = [line.lstrip("#").strip() for line in source.splitlines() if line.startswith("#")]
+            heading = titles[0] if titles else heading
+            continue
+        if meta.get("grade") and not meta.get("solution"):
+            continue  # a test cell defines nothing
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            names = []
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [(a.asname or a.name).split(".")[0] for a in node.names]
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            where = (f"the cell that defines {names[0]}, under \"{heading}\"" if meta.get("solution")
+                     else f"the {meta.get('grade_id', 'import')} cell under \"{heading}\" (it defines {{}})")
+            for name in names:
+                defines.setdefault(name, where.replace("{}", name))
+    return {"defines": defines}
+
+
+def _legacy_check(assignment: str, notebook: Path, namespace: dict) -> CheckReport:
+    """Assignments not yet on the judge: the release's visible test cells, run in a copy of the namespace."""
     results = []
     # One copy for all tests, run in order, as nbgrader runs the cells in one kernel
     # (a later test may use what an earlier one imported); the student's own
     # variables are never overwritten.
     scope = dict(namespace)
-    for grade_id, points, source in visible_tests(release_notebook(assignment, root)):
+    for grade_id, points, source in visible_tests(notebook):
         try:
             exec(compile(source, f"<visible test {grade_id}>", "exec"), scope)
         except AssertionError as exc:

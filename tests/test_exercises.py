@@ -1,7 +1,7 @@
 """Exercises are trustworthy: the committed release is what nbgrader makes of
-solutions/, and grading through nbgrader gives the solution full marks, the
-untouched release zero, plausible wrong answers less, and correct alternatives
-full marks."""
+solutions/, and grading with `gdcourse grade` gives the solution full marks, the
+untouched release zero, every plausible wrong answer less, in the cases of the
+function it breaks and nowhere else, and correct alternatives full marks."""
 
 import filecmp
 import json
@@ -59,10 +59,31 @@ VARIANTS = {a: importlib.import_module(f"{a.split('-')[0]}_variants") for a in A
             if (ROOT / "tests" / f"{a.split('-')[0]}_variants.py").is_file()}
 
 
+def _judged(assignment):
+    return (ROOT / "solutions" / assignment / "cases.py").is_file()
+
+
 def test_every_assignment_has_graded_variants():
     assert sorted(VARIANTS) == ASSIGNMENTS, "add tests/exNN_variants.py (WRONG and CORRECT) for each assignment"
-    for module in VARIANTS.values():
-        assert len(module.WRONG) >= 3 and len(module.CORRECT) >= 2
+    for assignment, module in VARIANTS.items():
+        # on the judge: at least 8 bugs and 3 correct alternatives written differently from the reference
+        least = (8, 3) if _judged(assignment) else (3, 2)
+        assert len(module.WRONG) >= least[0] and len(module.CORRECT) >= least[1], assignment
+
+
+def _covering(assignment):
+    """Answer cell grade_id -> the test cells that grade it (the tests after it, up to the next answer)."""
+    covers, pending = {}, []
+    for cell in release(assignment).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and cell.cell_type == "code":
+            if pending and pending[-1] in covers:
+                pending = []
+            pending.append(meta["grade_id"])
+        elif meta.get("grade") and cell.cell_type == "code":
+            for gid in pending:
+                covers.setdefault(gid, []).append(meta["grade_id"])
+    return covers
 
 
 def _auto_points(assignment):
@@ -73,12 +94,14 @@ def _auto_points(assignment):
 
 _GRADED = {}
 _OUT = {}
+_RESULTS = {}
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """Grade, once per assignment, one cohort holding all its variants with `gdcourse grade`."""
     from gdcourse.grading import grade
+    from gdcourse.grading.cohort import stored_results
 
     def get(assignment):
         if assignment not in _GRADED:
@@ -95,6 +118,7 @@ def graded(tmp_path_factory):
             rows = grade(assignment, cohort, out, course_root=ROOT, progress=lambda _: None)
             _GRADED[assignment] = {r.student: r for r in rows}
             _OUT[assignment] = out
+            _RESULTS[assignment] = stored_results(out)
         return _GRADED[assignment]
 
     return get
@@ -133,6 +157,13 @@ def test_wrong_implementation_loses_points_where_expected(graded, assignment, na
     assert row.status == ("flagged" if "course_reference" in name else "graded"), row
     assert row.score < _auto_points(assignment), f"{name} kept full marks"
     assert catching_test in row.reason, f"{name} should fail {catching_test}; reason: {row.reason}"
+    if _judged(assignment):
+        # a bug costs points only in the cases of the function it breaks: the tests of the cells it edits
+        _, answers = VARIANTS[assignment].WRONG[name]
+        allowed = {t for gid in answers for t in _covering(assignment).get(gid, [])}
+        grades = _RESULTS[assignment][f"wrong-{name}"]["grades"]
+        lost = {t for t, (score, top, manual) in grades.items() if not manual and score < top}
+        assert lost <= allowed, f"{name} edits {sorted(answers)} but lost points in {sorted(lost - allowed)} too"
 
 
 @pytest.mark.parametrize("assignment, name", CORRECT_CASES, ids=[f"{a}:{n}" for a, n in CORRECT_CASES])

@@ -2,10 +2,10 @@
 
 - :mod:`.intake`    find each student's notebook (folders, LMS zips, a roster)
 - :mod:`.integrity` tampered cells and the static check of answer cells (trusted, reads data only)
-- :mod:`.cases`     the trusted case definitions' vocabulary: calls, checks, tolerances
+- :mod:`.cases`     the case vocabulary: calls, checks, tolerances, scoring (judge and self-check alike)
+- :mod:`.assignments` one public module per assignment: references, probes, case builders, visible cases
 - :mod:`.wire`      values as data across the sandbox wall (npz, no pickle)
 - :mod:`.harness`   the untrusted side: runs a notebook's cells and the calls in the sandbox
-- :mod:`.probes`    per-assignment probes the harness runs (build a model, report its state)
 - :mod:`.sandbox`   a fresh bubblewrap sandbox per student, with its limits
 - :mod:`.judge`     the trusted side for one student: job in, frames back, every case scored here
 - :mod:`.feedback`  the student's page, from the grader's data only

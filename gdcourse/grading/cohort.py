@@ -89,7 +89,9 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
     students = set(found)
     if roster is not None:
         students |= set(read_roster(roster) if isinstance(roster, (str, Path)) else roster)
-    settings = _fingerprint(source, source.parent / "cases.py", limits, isolate)
+    public = case_defs.public(assignment) if module is not None else None
+    settings = _fingerprint([source, source.parent / "cases.py", Path(public.__file__) if public else None],
+                            limits, isolate)
     results = out / "results"
     results.mkdir(exist_ok=True)
     key = _key(out)
@@ -121,7 +123,10 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
         run_seed = secrets.randbits(63) if seed is None else seed
         if module is not None:
             from gdcourse.grading.judge import Assignment
-            spec = Assignment.load(assignment, release, module)
+            if public is None:
+                raise FileNotFoundError(f"{assignment} has trusted cases but no public case module "
+                                        f"gdcourse.grading.assignments.{case_defs.module_name(assignment)}")
+            spec = Assignment.load(assignment, release, module, public)
             spec.draw(0)  # a broken cases.py stops here, before any student, with its reason
             grade_one = _judged(spec, out, limits, isolate, run_seed)
         else:
@@ -146,10 +151,20 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
 
 # --- results -----------------------------------------------------------------
 
-def _fingerprint(source: Path, cases: Path, limits: Limits, isolate: bool) -> str:
-    h = hashlib.sha256(source.read_bytes())
-    if cases.is_file():
-        h.update(cases.read_bytes())
+def stored_results(out_dir: Path | str) -> dict[str, dict]:
+    """Every authentic stored result of a grading folder, by student (for review and for tests)."""
+    out = Path(out_dir)
+    key = _key(out)
+    found = {p.stem: _read_result(p, key) for p in sorted((out / "results").glob("*.json"))}
+    return {student: result for student, result in found.items() if result is not None}
+
+
+def _fingerprint(files: list, limits: Limits, isolate: bool) -> str:
+    """What decides a grade besides the notebook: the source, both case modules, the limits."""
+    h = hashlib.sha256()
+    for path in files:
+        if path is not None and path.is_file():
+            h.update(path.read_bytes())
     h.update(repr((limits, isolate)).encode())
     return h.hexdigest()[:16]
 

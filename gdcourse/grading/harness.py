@@ -6,9 +6,11 @@
 here) holds the notebook's code cells, in order, and the calls to make.
 The harness runs every cell in an IPython shell (as a kernel would, magics
 included), then makes each call: a graded function of the student's on
-inputs the judge chose (``probe == "call"``), or a probe from
-:mod:`gdcourse.grading.probes` that builds objects (a model, an optimizer)
-from those inputs and reports what the function left behind. Each result
+inputs the judge chose, or handed to a probe of the assignment's public
+module (:mod:`gdcourse.grading.assignments`) that builds objects (a model,
+an optimizer) from those inputs and reports what the function left behind;
+meanwhile the assignment's other graded functions are the course's
+reference (:func:`stand_ins`). Each result
 goes to ``OUT_FD`` as a frame the moment it is known: a JSON header line,
 then a wire message.
 
@@ -67,12 +69,46 @@ def _materialize(value):
     return value
 
 
-def generic_call(ns: dict, fn: str, args: list, kwargs: dict) -> dict:
-    """Call ``ns[fn](*args, **kwargs)``; report what it returned and the arguments as they are after it."""
+@contextlib.contextmanager
+def stand_ins(ns: dict, reference: dict, keep: str):
+    """Every graded function but ``keep`` is the course's reference while the block runs, so a case of
+    one function never depends on the student's other functions being right."""
+    missing = object()
+    saved = {name: ns.get(name, missing) for name in reference if name != keep}
+    ns.update({name: reference[name] for name in saved})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                ns.pop(name, None)
+            else:
+                ns[name] = value
+
+
+def make_call(ns: dict, call: dict, module) -> dict:
+    """One case's call: the student's ``call["fn"]`` on the arguments, or handed to the public module's
+    probe ``call["probe"]``, with the other graded functions stood in for. Returns the frame's value:
+    ``{"value": ...}`` (a plain call also ``args_after`` and ``shares_input``)."""
+    if call["args"] is None:  # a graded value, not a function
+        if call["fn"] not in ns:
+            raise NameError(f"{call['fn']} is not defined: its cell did not run, or defines another name")
+        return {"value": ns[call["fn"]]}
+    fn = ns.get(call["fn"])
+    if not callable(fn):
+        raise NameError(f"{call['fn']} is not defined: its cell did not run, or defines another name")
+    args, kwargs = _materialize(call["args"]), _materialize(call["kwargs"])
+    with stand_ins(ns, module.REFERENCE, call["fn"]):
+        if call["probe"]:
+            return {"value": getattr(module, call["probe"])(fn, *args, **kwargs)}
+        return generic_call(fn, args, kwargs)
+
+
+def generic_call(fn, args: list, kwargs: dict) -> dict:
+    """``fn(*args, **kwargs)``: what it returned, the arguments as they are after it, and which
+    returned arrays share memory with an argument."""
     import numpy as np
-    if not callable(ns.get(fn)):
-        raise NameError(f"{fn} is not defined: its cell did not run, or defines another name")
-    result = ns[fn](*args, **kwargs)
+    result = fn(*args, **kwargs)
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     returned = result if isinstance(result, tuple) else (result,)
     shares = [i for i, r in enumerate(returned) if isinstance(r, np.ndarray)
@@ -92,6 +128,7 @@ def run(job_path: Path, out) -> None:
         out.write(data)
         out.flush()
 
+    module = importlib.import_module(f"gdcourse.grading.assignments.{job['module']}")
     from IPython.core.interactiveshell import InteractiveShell
     shell = InteractiveShell.instance(history_length=0, cache_size=0)
     shell.history_manager.enabled = False
@@ -116,13 +153,7 @@ def run(job_path: Path, out) -> None:
         started = time.perf_counter()
         _alarm(job["call_seconds"])
         try:
-            args, kwargs = _materialize(call["args"]), _materialize(call["kwargs"])
-            if call["probe"] == "call":
-                value = generic_call(ns, call["fn"], args, kwargs)
-            else:
-                module, name = call["probe"].split(":")
-                probe = getattr(importlib.import_module(f"gdcourse.grading.probes.{module}"), name)
-                value = {"value": probe(ns, *args, **kwargs)}
+            value = make_call(ns, call, module)
             value["seconds"] = time.perf_counter() - started
         except BaseException as exc:
             value = {"error": exc}

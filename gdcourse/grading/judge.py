@@ -28,9 +28,9 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from gdcourse.grading import integrity, sandbox, wire
+from gdcourse.grading import cases as case_defs, integrity, sandbox, wire
 from gdcourse.grading.feedback import printable
-from gdcourse.grading.cases import Case, Fail, Result
+from gdcourse.grading.cases import Case
 
 MAX_HEADER = 1000
 # Case code may use process-wide state (torch.manual_seed, NumPy's global generator); the supervisor's
@@ -44,13 +44,14 @@ class Assignment:
 
     name: str
     release: object  # nbformat notebook
-    module: object  # solutions/<name>/cases.py
+    module: object  # solutions/<name>/cases.py: the hidden cases
+    public: object  # gdcourse.grading.assignments.<name>: references, probes, visible cases
     points: dict  # grade_id -> points, every graded cell
     tests: dict  # test grade_id -> answer grade_ids it covers
     manual: dict  # written-answer grade_id -> the release's stub text
 
     @classmethod
-    def load(cls, name: str, release_path: Path, module) -> "Assignment":
+    def load(cls, name: str, release_path: Path, module, public) -> "Assignment":
         release = nbformat.read(release_path, as_version=4)
         points, tests, manual, pending = {}, {}, {}, []
         for cell in release.cells:
@@ -64,16 +65,26 @@ class Assignment:
                     tests[gid], pending = tuple(pending), []
                 else:
                     manual[gid] = cell.source
-        return cls(name, release, module, points, tests, manual)
+        return cls(name, release, module, public, points, tests, manual)
 
     def draw(self, seed: int) -> list[Case]:
-        """This student's cases, from their seed; every test cell has at least one, and no case is orphaned."""
-        cases = list(self.module.cases(np.random.default_rng(seed)))
+        """This student's cases: the public visible ones, then the hidden ones drawn from their seed.
+        Every test cell has a case, no case is orphaned, and each case is about a graded function."""
+        visible = list(self.public.visible())
+        hidden = list(self.module.cases(np.random.default_rng(seed)))
+        cases = visible + hidden
+        problems = []
+        if not all(c.visible for c in visible) or any(c.visible for c in hidden):
+            problems.append("visible cases come from the public module only, hidden ones from cases.py")
         unknown = sorted({c.test for c in cases} - set(self.tests))
         empty = sorted(set(self.tests) - {c.test for c in cases})
         if unknown or empty:
-            raise ValueError(f"cases.py of {self.name}: cases for cells that are not tests {unknown}; "
-                             f"test cells without cases {empty}")
+            problems.append(f"cases for cells that are not tests {unknown}; test cells without cases {empty}")
+        strangers = sorted({c.call.fn for c in cases} - set(self.public.REFERENCE))
+        if strangers:
+            problems.append(f"cases about functions that are not graded: {strangers}")
+        if problems:
+            raise ValueError(f"cases of {self.name}: " + "; ".join(problems))
         return cases
 
     @property
@@ -160,29 +171,6 @@ def read_frames(output: bytes) -> tuple[dict, dict, bool, str]:
     return cells, calls, False, "no end frame"
 
 
-def score_case(case: Case, frame: dict | None) -> tuple[bool, str]:
-    """(passed, message) for one case; the message is safe to show this student."""
-    if frame is None:
-        return False, "not run (the notebook stopped before this case)"
-    error = frame.get("error")
-    if isinstance(error, wire.Raised):
-        return False, f"raised {error.type}" + (f": {printable(error.message, 300)}" if case.visible else "")
-    if "value" not in frame:
-        return False, "no result"
-    args_after = frame.get("args_after", ())
-    shares = frame.get("shares_input", ())
-    result = Result(frame["value"], tuple(args_after) if isinstance(args_after, list) else (),
-                    tuple(x for x in shares if type(x) is int) if isinstance(shares, list) else ())
-    try:
-        case.check(result)
-    except Fail as exc:
-        return False, printable(exc, 600) if case.visible else ""
-    except Exception as exc:  # the returned value had the wrong form for the check
-        return False, (f"returned a value of the wrong form ({type(exc).__name__})" if case.visible
-                       else "returned a value of the wrong form")
-    return True, ""
-
-
 # --- one student ---------------------------------------------------------------------
 
 def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, run_seed: int,
@@ -190,7 +178,8 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     """Grade one notebook; the result is plain data for the CSV, the gradebook and the feedback page."""
     submitted = nbformat.read(notebook, as_version=4)
     tampered = integrity.tampered_cells(submitted, assignment.release)
-    references = tuple(getattr(assignment.module, "REFERENCES", ()))
+    # the public case modules hold the course's reference of every graded function
+    references = ("gdcourse.grading",) + tuple(getattr(assignment.module, "REFERENCES", ()))
     forbidden = tuple(getattr(assignment.module, "FORBIDDEN", ()))
     zeroed, flags = {}, []
     for test, sources in answer_sections(submitted, assignment).items():
@@ -203,9 +192,9 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     seed = student_seed(run_seed, student)
     with TRUSTED:
         cases = assignment.draw(seed)
-    calls = [{"id": f"c{i}", "probe": c.call.probe, "fn": c.call.fn, "args": list(c.call.args),
-              "kwargs": dict(c.call.kwargs)} for i, c in enumerate(cases)]
+    calls = [{"id": f"c{i}", **c.call.as_data()} for i, c in enumerate(cases)]
     job = {"cells": program(submitted, assignment.release), "calls": calls,
+           "module": case_defs.module_name(assignment.name),
            "cell_seconds": cell_seconds, "call_seconds": cell_seconds}
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -231,7 +220,7 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     results, grades = [], {}
     with TRUSTED:
         for i, case in enumerate(cases):
-            passed, message = score_case(case, call_frames.get(f"c{i}"))
+            passed, message = case_defs.score(case, call_frames.get(f"c{i}"))
             results.append({"test": case.test, "name": case.name, "visible": case.visible,
                             "passed": passed, "message": message})
     for test in assignment.tests:
