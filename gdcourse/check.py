@@ -112,6 +112,33 @@ def visible_tests(notebook: Path) -> list[tuple[str, float, str]]:
     return tests
 
 
+def points_per_function(notebook: Path) -> list[tuple[tuple[str, ...], float]]:
+    """What each graded function is worth: ``[((names...), points), ...]`` in notebook order, from
+    the test cells after each answer cell (functions whose tests are shared are listed together),
+    then ``(("written answer",), points)`` for the answers graded by hand."""
+    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    groups, pending, written = [], [], 0.0
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        if meta.get("solution") and cell["cell_type"] == "code":
+            if pending and groups and groups[-1][0] is pending:
+                pending = []
+            try:
+                names = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+            except SyntaxError:
+                names = []
+            pending += names or [meta["grade_id"]]
+        elif meta.get("grade") and cell["cell_type"] == "code":
+            if groups and groups[-1][0] is pending:
+                groups[-1][1] += float(meta.get("points", 0))
+            else:
+                groups.append([pending, float(meta.get("points", 0))])
+        elif meta.get("grade"):
+            written += float(meta.get("points", 0))
+    return [(tuple(names), points) for names, points in groups] + [(("written answer",), written)]
+
+
 def check(assignment: str, test: str | None = None, *, namespace: dict | None = None,
           root: Path | None = None) -> CheckReport:
     """Run the visible cases of ``assignment`` (of its test cell ``test`` only, if given) against

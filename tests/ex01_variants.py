@@ -47,6 +47,19 @@ WRONG = {
         "        dw, db = gradients(X, y, w, b)\n"
         "        w, b = gd_step(w, b, dw, db, lr)\n"
         "    return w, b, history\n")}),
+    "fit_stops_when_the_loss_rises": ("test_fit", {"fit": (
+        "def fit(X, y, lr, epochs):\n"
+        "    w, b, history = np.zeros(X.shape[1]), 0.0, []\n"
+        "    for _ in range(epochs):\n"
+        "        loss = mse_loss(X, y, w, b)\n"
+        "        if history and loss > history[-1]:\n"
+        "            break  # a guard the task did not ask for\n"
+        "        history.append(loss)\n"
+        "        dw, db = gradients(X, y, w, b)\n"
+        "        w, b = gd_step(w, b, dw, db, lr)\n"
+        "    return w, b, history\n")}),
+    "step_moves_b_by_the_mean_of_dw": ("test_gd_step", {"gd_step": (
+        "def gd_step(w, b, dw, db, lr):\n    return w - lr * dw, b - lr * np.mean(dw)\n")}),
 }
 
 CORRECT = {
@@ -116,5 +129,27 @@ CORRECT = {
             "        theta = theta - lr * 2 / len(y) * A.T @ r\n"
             "    return theta[:-1], theta[-1], history\n"),
         "why_diverge": "Quadratic loss: the update is linear, error -> (I - lr H) error. Components along large-curvature directions blow up once lr > 2/lambda_max.",
+    },
+    "copies_and_lists": {
+        "predict": "def predict(X, w, b):\n    return X.dot(w) + b\n",
+        "mse_loss": "def mse_loss(X, y, w, b):\n    return np.average(np.square(y - predict(X, w, b)))\n",
+        "gradients": (
+            "def gradients(X, y, w, b):\n"
+            "    r = predict(X, w, b) - y\n"
+            "    return 2 * np.mean(r[:, None] * X, axis=0), 2 * np.mean(r)\n"),
+        "gd_step": (
+            "def gd_step(w, b, dw, db, lr):\n"
+            "    w = np.array(w, dtype=float)  # a copy, then in place on the copy\n"
+            "    w -= lr * np.asarray(dw)\n"
+            "    return w, b - lr * db\n"),
+        "fit": (
+            "def fit(X, y, lr, epochs):\n"
+            "    w, b = np.zeros(X.shape[1]), 0.0\n"
+            "    history = []\n"
+            "    for epoch in range(epochs):\n"
+            "        dw, db = gradients(X, y, w, b)\n"
+            "        history.append(mse_loss(X, y, w, b))\n"
+            "        w, b = gd_step(w, b, dw, db, lr)\n"
+            "    return list(w), b, history\n"),
     },
 }

@@ -1,15 +1,21 @@
-"""The student self-check runs the release's visible tests in the student's namespace."""
+"""The student self-check runs the judge's visible cases, through the judge's own code, in the
+student's namespace; a test cell runs its own cases and raises when one fails."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gdcourse.check import check, release_notebook, visible_tests
+from gdcourse.grading import cases as case_defs
+from gdcourse.grading.judge import Assignment
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ex01-gd-loop"
+FUNCTIONS = ["predict", "mse_loss", "gradients", "gd_step", "fit"]
 
 
 def solution_namespace(assignment=ASSIGNMENT):
@@ -23,64 +29,105 @@ def solution_namespace(assignment=ASSIGNMENT):
     return ns
 
 
-def test_visible_tests_come_from_the_release_and_hide_nothing_secret():
+def test_test_cells_are_one_check_each_and_hide_nothing_secret():
     tests = visible_tests(release_notebook(ASSIGNMENT))
     assert [t[0] for t in tests] == ["test_predict", "test_mse_loss", "test_gradients", "test_gd_step", "test_fit"]
-    assert all("HIDDEN" not in src for _, _, src in tests)
+    for grade_id, _, source in tests:
+        assert f'check("{ASSIGNMENT}", "{grade_id}")' in source and "HIDDEN" not in source
 
 
-def test_reference_solution_passes_every_visible_test():
-    report = check(ASSIGNMENT, solution_namespace())
-    assert all(r.passed for r in report.results), str(report)
+def test_reference_solution_passes_every_visible_case():
+    report = check(ASSIGNMENT, namespace=solution_namespace())
+    assert report.passed, str(report)
     assert report.points == report.max_points == 7
+
+
+def test_self_check_and_judge_run_the_same_visible_cases():
+    public = case_defs.public(ASSIGNMENT)
+    spec = Assignment.load(ASSIGNMENT, release_notebook(ASSIGNMENT), case_defs.load(ROOT, ASSIGNMENT), public)
+    judged = [(c.test, c.name, c.call.fn) for c in spec.draw(seed=123) if c.visible]
+    assert judged == [(c.test, c.name, c.call.fn) for c in public.visible()]
+    assert judged and {t for t, _, _ in judged} == set(spec.tests)
 
 
 def test_a_wrong_function_fails_with_a_helpful_message():
     ns = solution_namespace()
-    ns["predict"] = lambda X, w, b: X @ w  # forgot the bias
-    report = check(ASSIGNMENT, ns)
+    exec("def predict(X, w, b):\n    return X @ w\n", ns)  # forgot the bias
+    report = check(ASSIGNMENT, namespace=ns)
     by_id = {r.grade_id: r for r in report.results}
     assert by_id["test_predict"].status == "failed"
     assert "bias" in by_id["test_predict"].message
-    assert report.points < report.max_points
+    assert report.points == report.max_points - 1  # the other functions' cases stand alone
     assert "FAIL  test_predict" in str(report)
 
 
-def test_untouched_stub_scores_zero_and_names_the_error():
-    def stub(*args, **kwargs):
-        raise NotImplementedError()
+def test_a_test_cell_raises_only_when_its_own_cases_fail():
+    ns = solution_namespace()
+    exec("def gradients(X, y, w, b):\n    r = X @ w + b - y\n    return X.T @ r / len(y), float(r.mean())\n", ns)
+    with pytest.raises(AssertionError, match="half the gradient"):
+        check(ASSIGNMENT, "test_gradients", namespace=ns)
+    # fit calls the broken gradients, but its cases run with the course's: it still passes
+    assert check(ASSIGNMENT, "test_fit", namespace=ns).passed
+    with pytest.raises(ValueError, match="no test cell"):
+        check(ASSIGNMENT, "test_nope", namespace=ns)
 
-    ns = {"np": np, **{name: stub for name in ["predict", "mse_loss", "gradients", "gd_step", "fit"]}}
-    report = check(ASSIGNMENT, ns)
+
+def test_untouched_stubs_score_zero_and_name_the_error():
+    ns = {"np": np}
+    for name in FUNCTIONS:
+        exec(f"def {name}(*args, **kwargs):\n    raise NotImplementedError()\n", ns)
+    report = check(ASSIGNMENT, namespace=ns)
     assert report.points == 0
-    assert all(r.status == "error" and "NotImplementedError" in r.message for r in report.results)
+    assert all(r.status == "failed" and "NotImplementedError" in r.message for r in report.results)
 
 
-def test_tests_do_not_overwrite_the_students_variables():
+def test_a_fresh_kernel_is_told_which_cells_to_run_first():
+    """Run All stopped at a failing test: later functions are undefined, and `np` too in a fresh kernel."""
+    ns = {}
+    exec("def fit(X, y, lr, epochs):\n    return np.zeros(X.shape[1]), 0.0, []\n", ns)
+    report = check(ASSIGNMENT, namespace=ns)
+    text = str(report)
+    assert "NameError" not in "".join(r.message for r in report.results if r.grade_id != "test_fit")
+    assert [r.status for r in report.results] == ["not run"] * 4 + ["failed"]
+    assert "Run these cells first" in text
+    assert 'the cell that defines predict, under "1. Prediction"' in text
+    assert "the imports cell" in text and "it defines np" in text
+
+
+def test_the_check_does_not_touch_the_students_variables():
     ns = solution_namespace()
     ns["X"] = "my data"
-    check(ASSIGNMENT, ns)
-    assert ns["X"] == "my data"
+    mine = ns["gradients"]
+    check(ASSIGNMENT, namespace=ns)
+    assert ns["X"] == "my data" and ns["gradients"] is mine  # stand-ins are put back
+
+
+def test_a_function_that_modifies_its_input_fails_without_changing_the_cases():
+    ns = solution_namespace()
+    exec("def gd_step(w, b, dw, db, lr):\n    w -= lr * dw\n    return w, b - lr * db\n", ns)
+    first = check(ASSIGNMENT, "test_fit", namespace=ns)
+    with pytest.raises(AssertionError, match="modified"):
+        check(ASSIGNMENT, "test_gd_step", namespace=ns)
+    with pytest.raises(AssertionError, match="modified"):  # the inputs crossed a wire: the case data is intact
+        check(ASSIGNMENT, "test_gd_step", namespace=ns)
+    assert first.passed
 
 
 def test_check_uses_the_callers_globals_by_default():
-    # Called from this module, whose globals lack the student functions: everything errors.
+    # Called from this module, whose globals lack the student functions: nothing runs.
     report = check(ASSIGNMENT)
-    assert report.points == 0 and all(r.status == "error" for r in report.results)
+    assert report.points == 0 and all(r.status == "not run" for r in report.results)
 
 
 def test_unknown_assignment_says_what_to_do(tmp_path):
     with pytest.raises(FileNotFoundError, match="GDCOURSE_ROOT"):
-        check("ex99-nope", {})
+        check("ex99-nope", namespace={})
     with pytest.raises(FileNotFoundError, match="ex01"):
-        check(ASSIGNMENT, {}, root=tmp_path)
+        check(ASSIGNMENT, namespace={}, root=tmp_path)
 
 
 def test_self_check_needs_no_nbgrader(tmp_path):
     """On Colab nbgrader is absent: the check must run with it unimportable."""
-    import subprocess
-    import sys
-
     code = (
         "import sys; sys.modules['nbgrader'] = None\n"
         "from gdcourse.check import check\n"
@@ -96,7 +143,8 @@ def test_self_check_needs_no_nbgrader(tmp_path):
 def test_under_the_grader_the_self_check_stands_down(monkeypatch):
     from gdcourse.check import GRADING_ENV
     monkeypatch.setenv(GRADING_ENV, "1")
-    report = check(ASSIGNMENT, {})  # an empty namespace would fail every test if they ran
+    report = check(ASSIGNMENT, namespace={})  # an empty namespace would fail every case if they ran
     assert report.skipped and report.results == () and "skipped" in str(report)
+    assert check(ASSIGNMENT, "test_fit", namespace={}).skipped  # a test cell does not raise either
     monkeypatch.delenv(GRADING_ENV)
-    assert check(ASSIGNMENT, {}).points == 0 and not check(ASSIGNMENT, {}).skipped
+    assert check(ASSIGNMENT, namespace={}).points == 0 and not check(ASSIGNMENT, namespace={}).skipped

@@ -66,11 +66,11 @@ def _attacks(ok, port, outside, secrets):
         "strips-asserts": {"fit": (
             "import ast\nclass Strip(ast.NodeTransformer):\n    def visit_Assert(self, node):\n        return ast.Pass()\n"
             "get_ipython().ast_transformers.append(Strip())\n"
-            "def fit(X, y, lr, epochs):\n    return np.zeros(X.shape[1]), 0.0, [0.0] * epochs\n")},
+            "def fit(X, y, lr, epochs):\n    return np.ones(X.shape[1]), 1.0, [1.0] * (epochs + 1)\n")},
         "displayhook-then-fail": {"fit": "import sys\ndef fit(X, y, lr, epochs):\n    sys.displayhook(1)\n    raise ValueError('x')\n"},
         "patches-allclose": {"fit": "import numpy as np\nnp.allclose = np.isclose = lambda *a, **k: True\n"
                                     "np.testing.assert_allclose = lambda *a, **k: None\n"
-                                    "def fit(X, y, lr, epochs):\n    return np.zeros(X.shape[1]), 0.0, [0.0] * epochs\n"}, 
+                                    "def fit(X, y, lr, epochs):\n    return np.ones(X.shape[1]), 1.0, [1.0] * (epochs + 1)\n"}, 
         # the result channel: forge frames on every fd, then die
         "forges-results": {"predict": (
             "import os, json\nfake = json.dumps({'kind': 'call', 'id': 'c0', 'size': 5}).encode() + b'\\n12345'\n"
@@ -186,7 +186,7 @@ def cohort(tmp_path_factory, listener):
     _edit(p, "test_fit", meta={"grade_id": "test_fit_mine"})
     p = submission(EX, ok, subs, names["test-made-markdown"])
     _edit(p, "test_predict", cell_type="markdown")
-    p = submission(EX, {**ok, "fit": "def fit(X, y, lr, epochs):\n    return np.zeros(X.shape[1]), 0.0, [0.0] * epochs\n"},
+    p = submission(EX, {**ok, "fit": "def fit(X, y, lr, epochs):\n    return np.ones(X.shape[1]), 1.0, [1.0] * (epochs + 1)\n"},
                    subs, names["edited-test"])
     _edit(p, "test_fit", source="assert True  # looks fine to me")
     p = submission(EX, ok, subs, names["deleted-test"])

@@ -114,6 +114,13 @@ def graded(tmp_path_factory):
                 submission(assignment, {**reference, **answers}, cohort, f"wrong-{name}")
             for name, answers in module.CORRECT.items():
                 submission(assignment, {**reference, **answers}, cohort, f"correct-{name}")
+            if _judged(assignment):
+                # the solution with every answer cell warning on stderr and ending in a value (an
+                # execute_result); and the solution with one function left as the release's stub
+                submission(assignment, {gid: _noisy(src) for gid, src in reference.items() if gid in _covering(assignment)},
+                           cohort, "noisy-solution")
+                for gid in _covering(assignment):
+                    submission(assignment, {k: v for k, v in reference.items() if k != gid}, cohort, f"stub-{gid}")
             out = tmp_path_factory.mktemp(f"{assignment}-graded")
             rows = grade(assignment, cohort, out, course_root=ROOT, progress=lambda _: None)
             _GRADED[assignment] = {r.student: r for r in rows}
@@ -136,6 +143,34 @@ def test_solution_gets_every_automatic_point(graded, assignment):
         last = [c for c in json.loads(graded_nb.read_text())["cells"] if c["cell_type"] == "code"][-1]
         assert "check(" in "".join(last["source"])
         assert "skipped: the grader runs the tests itself" in json.dumps(last["outputs"])
+
+
+def _noisy(source: str) -> str:
+    return "import warnings\nwarnings.warn('noise on stderr')\n" + source + "\n'an execute_result'\n"
+
+
+def _lost(assignment, student):
+    grades = _RESULTS[assignment][student]["grades"]
+    return {t for t, (score, top, manual) in grades.items() if not manual and score < top}
+
+
+JUDGED = [a for a in sorted(VARIANTS) if _judged(a)]
+
+
+@pytest.mark.parametrize("assignment", JUDGED)
+def test_stderr_warnings_and_cell_values_decide_nothing(graded, assignment):
+    row = graded(assignment)["noisy-solution"]
+    assert row.status == "graded" and row.score == _auto_points(assignment), row.reason
+
+
+@pytest.mark.parametrize("assignment", JUDGED)
+def test_a_missing_function_costs_only_its_own_tests(graded, assignment):
+    """Each function left as the release's stub, the rest the solution: every test of that function
+    loses points, and no other test does (the other functions run with the course's stand-ins)."""
+    rows = graded(assignment)
+    for gid, tests in _covering(assignment).items():
+        assert rows[f"stub-{gid}"].status == "graded", rows[f"stub-{gid}"]
+        assert _lost(assignment, f"stub-{gid}") == set(tests), f"{gid} left as the stub"
 
 
 @pytest.mark.parametrize("assignment", sorted(VARIANTS))
@@ -161,8 +196,7 @@ def test_wrong_implementation_loses_points_where_expected(graded, assignment, na
         # a bug costs points only in the cases of the function it breaks: the tests of the cells it edits
         _, answers = VARIANTS[assignment].WRONG[name]
         allowed = {t for gid in answers for t in _covering(assignment).get(gid, [])}
-        grades = _RESULTS[assignment][f"wrong-{name}"]["grades"]
-        lost = {t for t, (score, top, manual) in grades.items() if not manual and score < top}
+        lost = _lost(assignment, f"wrong-{name}")
         assert lost <= allowed, f"{name} edits {sorted(answers)} but lost points in {sorted(lost - allowed)} too"
 
 
@@ -171,3 +205,46 @@ def test_correct_alternative_keeps_full_marks(graded, assignment, name):
     row = graded(assignment)[f"correct-{name}"]
     assert row.status == "graded"
     assert row.score == _auto_points(assignment), f"{name} lost points: {row.reason}"
+
+
+def test_exercises_page_states_each_assignments_points_per_function():
+    """The table on the exercises page (included in the instructor guide) is what the notebooks award."""
+    from gdcourse.check import points_per_function
+
+    page = (ROOT / "book" / "exercises.md").read_text()
+    table = page.split("<!-- points-per-function -->")[1].split("<!-- /points-per-function -->")[0]
+    for assignment in ASSIGNMENTS:
+        groups = points_per_function(ROOT / "exercises" / assignment / f"{assignment}.ipynb")
+        cells = " · ".join(", ".join(n if n == "written answer" else f"`{n}`" for n in names) + f" {p:g}"
+                           for names, p in groups)
+        assert f"| {assignment} | {cells} |" in table, f"update the row of {assignment}: | {assignment} | {cells} |"
+    guide = (ROOT / "book" / "instructors.md").read_text()
+    assert ":start-after: <!-- points-per-function -->" in guide and "```{include} exercises.md" in guide
+
+
+@pytest.mark.parametrize("assignment", JUDGED)
+def test_case_definitions_take_nothing_from_the_notebook_but_the_function(assignment):
+    """A case's call is data and names one graded function; its check sees only what that call left
+    (no stderr, no cell output, no execute_result); test cells define nothing a case could depend on."""
+    import ast
+    import dataclasses
+
+    from gdcourse.grading import cases as case_defs, wire
+    from gdcourse.grading.judge import Assignment
+
+    assert {f.name for f in dataclasses.fields(case_defs.Result)} == {"value", "args_after", "shares_input"}
+    public = case_defs.public(assignment)
+    spec = Assignment.load(assignment, ROOT / "exercises" / assignment / f"{assignment}.ipynb",
+                           case_defs.load(ROOT, assignment), public)
+    for seed in (0, 1):
+        for case in spec.draw(seed):
+            assert case.call.fn in public.REFERENCE
+            assert not case.call.probe or callable(getattr(public, case.call.probe, None)), case.call.probe
+            data = case.call.as_data()
+            packed = wire.unpack(wire.pack(data))
+            assert "wire.Opaque" not in repr(packed) and "Opaque(" not in repr(packed), (case.name, "not data")
+    for grade_id, _, source in __import__("gdcourse.check", fromlist=["x"]).visible_tests(
+            ROOT / "exercises" / assignment / f"{assignment}.ipynb"):
+        tree = ast.parse(source)
+        assert [type(n) for n in tree.body] == [ast.ImportFrom, ast.Expr], grade_id
+        assert ast.unparse(tree.body[1]) == f"check('{assignment}', '{grade_id}')", grade_id

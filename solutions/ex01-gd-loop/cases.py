@@ -20,7 +20,7 @@ def cases(rng):
         yield predict_case(X, w, b, f"predict with {n} sample(s) and {d} feature(s), inputs unchanged")
         yield loss_case(X, y, w, b, f"mse_loss with {n} sample(s) and {d} feature(s)")
         yield gradient_case(X, y, w, b, f"gradients with {n} sample(s) and {d} feature(s)")
-    scale = 10.0 ** rng.uniform(3, 5)  # large values: a formula that loses precision shows
+    scale = 10.0 ** rng.uniform(3, 5)  # large values
     X, y = scale * rng.standard_normal((5, 2)), scale * rng.standard_normal(5)
     yield loss_case(X, y, rng.standard_normal(2), scale, "mse_loss on values of order 1e3 to 1e5")
     yield gradient_case(X, y, rng.standard_normal(2), scale, "gradients on values of order 1e3 to 1e5")
