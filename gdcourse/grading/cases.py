@@ -145,7 +145,8 @@ def score(case: Case, frame: dict | None) -> tuple[bool, str]:
     error = frame.get("error")
     if isinstance(error, Raised):
         from gdcourse.grading.feedback import printable
-        return False, f"raised {error.type}" + (f": {printable(error.message, 300)}" if case.visible else "")
+        return False, f"raised {error.type}" + (f": {printable(error.message, 300)}"
+                                                if case.visible and error.message else "")
     if "value" not in frame:
         return False, "no result"
     args_after = frame.get("args_after", ())
@@ -211,8 +212,8 @@ def close(got, want, *, rtol: float, atol: float = 0.0, what: str = "the result"
     if not ok:
         wrong = f"{what} is wrong (beyond rtol={rtol:g}, atol={atol:g})"
         if a.size <= 8:
-            raise Fail(f"{what}: expected {np.array2string(want, precision=6)}, got {np.array2string(a, precision=6)}",
-                       summary=wrong)
+            raise Fail(f"{what}: expected {np.array2string(want, precision=6)}, got {np.array2string(a, precision=6)} "
+                       f"(relative error {rel_error(a, want):.1e})", summary=wrong)
         bad = ~np.isclose(a, want, rtol=rtol, atol=atol, equal_nan=True)
         raise Fail(f"{what}: {int(bad.sum())} of {a.size} entries differ beyond rtol={rtol:g}, atol={atol:g} "
                    f"(relative error up to {rel_error(a, want):.1e})", summary=wrong)
