@@ -34,7 +34,7 @@ CORE_TERMS = [
     "float16", "bfloat16", "machine epsilon", "loss scaling", "master weights",
     "autograd", "leaf tensor", "gradient accumulation", "early stopping", "checkpoint",
     "mixed precision", "GradScaler", "all-reduce", "DistributedDataParallel", "rank",
-    "Trainer", "ONNX", "opset", "hidden test", "autograde",
+    "Trainer", "ONNX", "opset", "hidden case", "autograde",
 ]
 
 ROW = re.compile(r"^\|(.*)\|\s*$")

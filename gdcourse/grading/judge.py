@@ -34,7 +34,9 @@ from gdcourse.grading.cases import Case
 
 MAX_HEADER = 1000
 # Case code may use process-wide state (torch.manual_seed, NumPy's global generator); the supervisor's
-# threads draw and check one student's cases at a time, so no two students' checks interleave.
+# threads draw and check one student's cases at a time, so no two students' checks interleave. Parsing
+# (the static check's ast, np.load's header) holds it too: CPython 3.11 can fail building ASTs in two
+# threads at once ("AST constructor recursion depth mismatch", gh-106905).
 TRUSTED = threading.Lock()
 
 
@@ -182,12 +184,13 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     references = ("gdcourse.grading",) + tuple(getattr(assignment.module, "REFERENCES", ()))
     forbidden = tuple(getattr(assignment.module, "FORBIDDEN", ()))
     zeroed, flags = {}, []
-    for test, sources in answer_sections(submitted, assignment).items():
-        for code in sources:
-            work_done, other = integrity.static_findings(code, references=references, forbidden=forbidden)
-            if work_done:
-                zeroed[test] = sorted(set(zeroed.get(test, [])) | set(work_done))
-            flags += [f for f in other if f not in flags]
+    with TRUSTED:
+        for test, sources in answer_sections(submitted, assignment).items():
+            for code in sources:
+                work_done, other = integrity.static_findings(code, references=references, forbidden=forbidden)
+                if work_done:
+                    zeroed[test] = sorted(set(zeroed.get(test, [])) | set(work_done))
+                flags += [f for f in other if f not in flags]
 
     seed = student_seed(run_seed, student)
     with TRUSTED:
@@ -209,7 +212,8 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     if ran.ended != "exit":
         status, reason = sandbox.stopped_because(ran.ended, seconds=notebook_seconds, memory_mb=memory_mb)
         return {**base, "status": status, "reason": reason}
-    cell_frames, call_frames, complete, problem = read_frames(ran.output)
+    with TRUSTED:
+        cell_frames, call_frames, complete, problem = read_frames(ran.output)
     if not complete:
         died = ran.returncode not in (0, None)
         return {**base, "status": "crashed", "reason": (
