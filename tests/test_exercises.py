@@ -188,8 +188,9 @@ CORRECT_CASES = [(a, name) for a, m in sorted(VARIANTS.items()) for name in sort
 def test_wrong_implementation_loses_points_where_expected(graded, assignment, name):
     catching_test, _ = VARIANTS[assignment].WRONG[name]
     row = graded(assignment)[f"wrong-{name}"]
-    # a submission that calls the course's reference is flagged for the instructor, not just marked down
-    assert row.status == ("flagged" if "course_reference" in name else "graded"), row
+    # a submission that calls the course's reference, or a library the exercise forbids, is flagged for
+    # the instructor, not just marked down
+    assert row.status == ("flagged" if "course_reference" in name or "forbidden" in name else "graded"), row
     assert row.score < _auto_points(assignment), f"{name} kept full marks"
     assert catching_test in row.reason, f"{name} should fail {catching_test}; reason: {row.reason}"
     if _judged(assignment):

@@ -182,11 +182,8 @@ def as_array(x, what: str = "the result") -> np.ndarray:
 
 def kind(x) -> str:
     """What a returned value is, for a message: "a float32 tensor", "a generator", "None"."""
-    if isinstance(x, Opaque):
-        return f"a {x.type}"
-    if isinstance(x, Tensor):
-        return f"a {x.dtype} tensor"
-    return "None" if x is None else f"a {type(x).__name__}"
+    name = f"{x.dtype} tensor" if isinstance(x, Tensor) else x.type if isinstance(x, Opaque) else type(x).__name__
+    return "None" if x is None else f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 def rel_error(got, want) -> float:
