@@ -262,3 +262,13 @@ def test_the_sandbox_sees_only_what_it_needs(tmp_path):
          "/home", str(root / "gdcourse" / "grading" / "judge.py")],)
     ran = sandbox.run([sys.executable, "-c", code], tmp_path, seconds=30, memory_mb=500)
     assert json.loads(ran.output) == [str(root / "gdcourse" / "grading" / "judge.py")]
+
+
+def test_system_calls_an_exercise_asks_for_are_not_flagged_but_others_are():
+    allowed = ("os.replace", "os.fsync")
+    honest = "import os\ndef save(tmp, path):\n    os.fsync(3)\n    os.replace(tmp, path)\n"
+    assert integrity.static_findings(honest, allowed=allowed) == ([], [])
+    _, other = integrity.static_findings(honest + "os.system('ls')\n", allowed=allowed)
+    assert other == ["system access (os.system)"]
+    _, other = integrity.static_findings("import shutil\nshutil.rmtree('x')\n", allowed=allowed)
+    assert any("shutil" in f for f in other)

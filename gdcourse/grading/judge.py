@@ -183,11 +183,13 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
     # the public case modules hold the course's reference of every graded function
     references = ("gdcourse.grading",) + tuple(getattr(assignment.module, "REFERENCES", ()))
     forbidden = tuple(getattr(assignment.module, "FORBIDDEN", ()))
+    allowed = tuple(getattr(assignment.module, "ALLOWED", ()))
     zeroed, flags = {}, []
     with TRUSTED:
         for test, sources in answer_sections(submitted, assignment).items():
             for code in sources:
-                work_done, other = integrity.static_findings(code, references=references, forbidden=forbidden)
+                work_done, other = integrity.static_findings(code, references=references, forbidden=forbidden,
+                                                                   allowed=allowed)
                 if work_done:
                     zeroed[test] = sorted(set(zeroed.get(test, [])) | set(work_done))
                 flags += [f for f in other if f not in flags]
