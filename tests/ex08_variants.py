@@ -73,6 +73,24 @@ WRONG = {
         _EPOCH_OK, ("    model.train()\n", ""))}),
     "epoch_drops_max_norm": ("test_train_epoch", {"train_epoch": edited(
         _EPOCH_OK, ("optimizer, max_norm))", "optimizer))"))}),
+    "step_clips_each_parameter_separately": ("test_train_step", {"train_step": edited(
+        _STEP_OK, (_CLIP, "    if max_norm is not None:\n        for p in model.parameters():\n"
+                          "            torch.nn.utils.clip_grad_norm_([p], max_norm)\n"))}),
+    "epoch_weights_batch_losses_by_size": ("test_train_epoch", {"train_epoch": edited(
+        _EPOCH_OK, ("    losses = []\n", "    losses, sizes = [], []\n"),
+        (_TRAIN, _TRAIN + "        sizes.append(len(y))\n"),
+        ("    return sum(losses) / len(losses)\n",
+         "    return sum(l * n for l, n in zip(losses, sizes)) / sum(sizes)\n"))}),
+    "epoch_puts_the_callers_mode_back": ("test_train_epoch", {"train_epoch": edited(
+        _EPOCH_OK, ("    model.train()\n", "    was = model.training\n    model.train()\n"),
+        ("    return sum(losses) / len(losses)\n", "    model.train(was)\n    return sum(losses) / len(losses)\n"))}),
+    "epoch_scheduler_before_the_first_batch": ("test_train_epoch", {"train_epoch": edited(
+        _EPOCH_OK, ("    if scheduler is not None and scheduler_per == 'epoch':\n        scheduler.step()\n", ""),
+        ("    losses = []\n", "    losses = []\n    if scheduler is not None and scheduler_per == 'epoch':\n"
+                              "        scheduler.step()\n"))}),
+    "epoch_per_batch_skips_the_last_batch": ("test_train_epoch", {"train_epoch": edited(
+        _EPOCH_OK, ("    for X, y in loader:\n", "    batches = list(loader)\n    for i, (X, y) in enumerate(batches):\n"),
+        ("scheduler_per == 'batch':", "scheduler_per == 'batch' and i < len(batches) - 1:"))}),
     "evaluate_forgets_eval_mode": ("test_evaluate", {"evaluate": edited(
         _EVAL_OK, ("    was = model.training\n    model.eval()\n", ""), ("    model.train(was)\n", ""))}),
     "evaluate_forgets_no_grad": ("test_evaluate", {"evaluate": edited(
@@ -94,6 +112,9 @@ WRONG = {
     "accumulation_zero_grad_in_every_micro_batch": ("test_accumulation_step", {"accumulation_step": edited(
         _ACC_OK, ("    optimizer.zero_grad()\n", ""),
         ("    for X, y in micro_batches:\n", "    for X, y in micro_batches:\n        optimizer.zero_grad()\n"))}),
+    "accumulation_zero_grad_only_after_the_step": ("test_accumulation_step", {"accumulation_step": edited(
+        _ACC_OK, ("    optimizer.zero_grad()\n", ""),
+        ("    optimizer.step()\n", "    optimizer.step()\n    optimizer.zero_grad()\n"))}),
     "accumulation_without_dividing_by_k": ("test_accumulation_step", {"accumulation_step": edited(
         _ACC_OK, (" / k\n", "\n"))}),
     "accumulation_steps_every_micro_batch": ("test_accumulation_step", {"accumulation_step": edited(
@@ -197,5 +218,54 @@ CORRECT = {
             "        total += part.item()\n"
             "    optimizer.step()\n"
             "    return total\n"),
+    },
+    "enumerate_running_mean_decorated_no_grad": {
+        "train_step": (
+            _STEP_HEAD +
+            "    optimizer.zero_grad(set_to_none=True)\n"
+            "    prediction = model.forward(X)\n"
+            "    loss = loss_fn(prediction, y)\n"
+            "    loss.backward()\n"
+            "    if max_norm is not None:\n"
+            "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm, error_if_nonfinite=False)\n"
+            "    optimizer.step()\n"
+            "    return float(loss)\n"),
+        "train_epoch": (
+            _EPOCH_HEAD +
+            "    model.train()\n"
+            "    per_batch = scheduler is not None and scheduler_per == 'batch'\n"
+            "    mean = 0.0\n"
+            "    for i, (X, y) in enumerate(loader, start=1):\n"
+            "        loss = train_step(model, X, y, loss_fn, optimizer, max_norm=max_norm)\n"
+            "        mean += (loss - mean) / i          # running mean of the batch losses\n"
+            "        if per_batch:\n"
+            "            scheduler.step()\n"
+            "    if scheduler is not None and not per_batch:\n"
+            "        scheduler.step()\n"
+            "    return float(mean)\n"),
+        "evaluate": (
+            "@torch.no_grad()\n" + _EVAL_HEAD +
+            "    restore = model.train if model.training else model.eval\n"
+            "    model.eval()\n"
+            "    losses, hits, sizes = [], [], []\n"
+            "    for X, y in loader:\n"
+            "        logits = model(X)\n"
+            "        losses.append(loss_fn(logits, y) * y.shape[0])\n"
+            "        hits.append((logits.max(dim=1).indices == y).sum())\n"
+            "        sizes.append(y.shape[0])\n"
+            "    restore()\n"
+            "    n = float(sum(sizes))\n"
+            "    return torch.stack(losses).sum().item() / n, torch.stack(hits).sum().item() / n\n"),
+        "accumulation_step": (
+            _ACC_HEAD +
+            "    for p in model.parameters():\n"
+            "        p.grad = None\n"
+            "    losses = []\n"
+            "    for X, y in micro_batches:\n"
+            "        loss = loss_fn(model(X), y)\n"
+            "        (loss / len(micro_batches)).backward()\n"
+            "        losses.append(loss.item())\n"
+            "    optimizer.step()\n"
+            "    return float(np.mean(losses))\n"),
     },
 }

@@ -52,6 +52,35 @@ WRONG = {
     "growth_counted_as_skip": ("test_step_was_skipped", {"step_was_skipped": (
         "def step_was_skipped(scale_before, scale_after):\n"
         "    return scale_after != scale_before\n")}),
+    "loss_outside_autocast": ("test_amp_step_basic", _step((_AUTOCAST, (
+        "    with torch.autocast(device_type=device_type, dtype=dtype):\n"
+        "        out = model(X)\n"
+        "    loss = loss_fn(out, y)\n")))),
+    "autocasts_on_the_tensors_device": ("test_amp_step_basic", _step(
+        ("torch.autocast(device_type=device_type, dtype=dtype)", "torch.autocast(device_type=X.device.type, dtype=dtype)"))),
+    "always_cpu_autocast": ("test_amp_step_basic", _step(
+        ("torch.autocast(device_type=device_type, dtype=dtype)", "torch.autocast('cpu', dtype=dtype)"))),
+    "clears_the_gradients_at_the_end": ("test_amp_step_basic", _step(
+        ("    optimizer.zero_grad()\n", ""),
+        ("    scaler.update()\n", "    scaler.update()\n    optimizer.zero_grad()\n"))),
+    "updates_the_scale_only_after_a_taken_step": ("test_amp_step_skip", _step(
+        ("    scaler.step(optimizer)\n    scaler.update()\n",
+         "    scaler.step(optimizer)\n    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+         "    if all(torch.isfinite(g).all() for g in grads):\n        scaler.update()\n"))),
+    "clips_each_parameter_separately": ("test_amp_step_clip", _step(
+        (_CLIP, "        for p in model.parameters():\n            torch.nn.utils.clip_grad_norm_([p], max_norm)\n"))),
+    "skip_means_exactly_halved": ("test_step_was_skipped", {"step_was_skipped": (
+        "def step_was_skipped(scale_before, scale_after):\n"
+        "    return scale_after == scale_before / 2\n")}),
+    "unchanged_scale_counted_as_skip": ("test_step_was_skipped", {"step_was_skipped": (
+        "def step_was_skipped(scale_before, scale_after):\n"
+        "    return scale_after <= scale_before\n")}),
+    "asks_whether_cuda_is_available": ("test_autocast_dtype", {"autocast_dtype": (
+        "def autocast_dtype(device_type):\n"
+        "    return torch.float16 if torch.cuda.is_available() else torch.bfloat16\n")}),
+    "returns_the_dtype_name": ("test_autocast_dtype", {"autocast_dtype": (
+        "def autocast_dtype(device_type):\n"
+        "    return 'bfloat16' if device_type == 'cpu' else 'float16'\n")}),
     "float16_on_the_cpu": ("test_autocast_dtype", {"autocast_dtype": (
         "def autocast_dtype(device_type):\n"
         "    return torch.float16\n")}),
@@ -83,6 +112,7 @@ CORRECT = {
     },
     "manual_norm_and_step_count": {
         "amp_train_step": _STEP_HEAD + (
+            "    optimizer.zero_grad(set_to_none=True)\n"
             "    with torch.autocast(device_type=device_type, dtype=dtype, enabled=True):\n"
             "        loss = loss_fn(model(X), y).float()\n"
             "    scaler.scale(loss).backward()\n"
@@ -98,10 +128,36 @@ CORRECT = {
             "    scaler.step(optimizer)\n"
             "    scaler.update()\n"
             "    new = scaler.get_scale()\n"
-            "    optimizer.zero_grad(set_to_none=True)          # clear at the end instead of the start\n"
+            "    optimizer.zero_grad(set_to_none=True)          # and clear at the end too: no gradient kept alive\n"
             "    return loss.item(), bool(new >= old)\n"),
         "autocast_dtype": (
             "def autocast_dtype(device_type):\n"
             "    return {'cpu': torch.bfloat16}.get(str(device_type), torch.float16)\n"),
+    },
+    "set_to_zero_functional_autocast_and_inverted_test": {
+        "amp_train_step": _STEP_HEAD + (
+            "    optimizer.zero_grad(set_to_none=False)        # zeros, not None: NaN left by a skipped step goes too\n"
+            "    ctx = torch.autocast(device_type, dtype=dtype)\n"
+            "    with ctx:\n"
+            "        logits = model(X)\n"
+            "        loss = loss_fn(logits, y)\n"
+            "    scaled = scaler.scale(loss)\n"
+            "    scaled.backward()\n"
+            "    if max_norm is not None:\n"
+            "        scaler.unscale_(optimizer)\n"
+            "        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.grad is not None],\n"
+            "                                       max_norm=max_norm, error_if_nonfinite=False)\n"
+            "    old = scaler.get_scale()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    return float(loss.detach().cpu()), not step_was_skipped(old, scaler.get_scale())\n"),
+        "step_was_skipped": (
+            "def step_was_skipped(scale_before, scale_after):\n"
+            "    return not (scale_after >= scale_before)\n"),
+        "autocast_dtype": (
+            "def autocast_dtype(device_type):\n"
+            "    if device_type == 'cuda':\n"
+            "        return torch.float16\n"
+            "    return torch.bfloat16\n"),
     },
 }
