@@ -13,7 +13,8 @@ Every assignment on the judge has two case modules:
   (fresh every grading run), and the optional ``REFERENCES`` (qualified
   names of course functions that do the exercise's work, e.g.
   ``"gdcourse.optim.Adam"``) and ``FORBIDDEN`` (modules a by-hand exercise
-  must not use, e.g. ``"torch.optim"``) for the static check.
+  must not use, e.g. ``"torch.optim"``) for the static check, and ``ALLOWED``
+  (system calls the exercise asks for, e.g. ``"os.replace"``, not flagged).
 
 A case::
 

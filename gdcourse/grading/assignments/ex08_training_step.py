@@ -28,14 +28,13 @@ anything else the model's dtype. Probes seed torch's generator explicitly (dropo
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import numpy as np
 import torch
 from torch import nn
 
 from gdcourse.grading.cases import Case, Fail, close, kind, probe, require
 from gdcourse.grading.wire import Tensor
+from gdcourse.runtime import torch_threads
 
 TOL = {"float64": {"loss": 1e-9, "rtol": 1e-8, "atol": 1e-10},
        "float32": {"loss": 1e-5, "rtol": 1e-5, "atol": 1e-6}}
@@ -200,28 +199,11 @@ def _stale(stale, i):
     return stale[i] if isinstance(stale, (list, tuple)) else stale
 
 
-@contextlib.contextmanager
-def one_thread():
-    """torch on one thread while a probe runs (its tensors are tiny: more threads only contend), as it was after."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _in_one_thread(probe_fn):
-    @functools.wraps(probe_fn)
-    def run(*args, **kwargs):
-        with one_thread():
-            return probe_fn(*args, **kwargs)
-    return run
 
 
 # --- probes (run in the sandbox with the student's function, on the trusted side with the reference) --
 
-@_in_one_thread
+@torch_threads(1)
 def step(fn, seed, layers, dtype, optimizer, loss, batches, max_norm=None, stale=None):
     """``train_step`` on each batch in turn (``stale``: fill the gradients with this value, or with
     ``stale[i]`` before call ``i``, first; None: leave them). Reports each returned value, the
@@ -246,7 +228,7 @@ def step(fn, seed, layers, dtype, optimizer, loss, batches, max_norm=None, stale
     return {"returned": returned, "params": params, "steps": steps, "modes": modes}
 
 
-@_in_one_thread
+@torch_threads(1)
 def epoch(fn, seed, layers, dtype, optimizer, loss, batches, epochs=1, scheduler=None, max_norm=None,
           scheduler_per=None, dataloader=None, mode="train"):
     """``train_epoch`` ``epochs`` times on one loader (a list of the batches, or with ``dataloader`` a
@@ -284,7 +266,7 @@ def epoch(fn, seed, layers, dtype, optimizer, loss, batches, epochs=1, scheduler
     return report
 
 
-@_in_one_thread
+@torch_threads(1)
 def evaluation(fn, seed, layers, dtype, loss, batches, mode="train", dataloader=None, warmup=(), repeat=1):
     """``evaluate`` ``repeat`` times on one loader, the model handed over in ``mode`` (after forward passes
     in training mode on each array of ``warmup``, under no_grad, which give batch norm running
@@ -316,7 +298,7 @@ def evaluation(fn, seed, layers, dtype, loss, batches, mode="train", dataloader=
             "modes": modes, "saved": saved[0]}
 
 
-@_in_one_thread
+@torch_threads(1)
 def accumulation(fn, seed, layers, dtype, optimizer, loss, calls, stale=None):
     """``accumulation_step`` once per entry of ``calls`` (each a list of ``(X, y)`` micro-batches), the
     gradients filled with ``stale`` first when given. Reports each returned value, and the parameters

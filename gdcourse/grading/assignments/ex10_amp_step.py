@@ -27,8 +27,6 @@ Warnings (autocast disabling itself without CUDA) are silenced in the probes and
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import math
 import warnings
 
@@ -38,6 +36,7 @@ from torch import nn
 
 from gdcourse.grading.cases import Case, Fail, call, kind, probe, require
 from gdcourse.grading.wire import Tensor
+from gdcourse.runtime import torch_threads
 
 LOSS_RTOL = {"16": 1e-3, "32": 1e-5}
 UPDATE_RTOL = {"16": 1e-2, "32": 1e-4}
@@ -104,7 +103,7 @@ def true_gradient(seed, sizes, X, y, dtype="bfloat16", device_type="cpu") -> np.
     """The flat gradient of one plain backward pass under autocast, no scaler (the notebook's autocast_grads)."""
     model = build_model(seed, sizes)
     Xt, yt = batch(X, y)
-    with warnings.catch_warnings(), one_thread():
+    with warnings.catch_warnings(), torch_threads(1):
         warnings.simplefilter("ignore")
         with torch.autocast(device_type=device_type, dtype=getattr(torch, dtype)):
             loss = nn.functional.cross_entropy(model(Xt), yt)
@@ -120,28 +119,11 @@ def _hook(model, where: int, what: str):
     return p.register_hook(lambda g: g + math.nan)
 
 
-@contextlib.contextmanager
-def one_thread():
-    """torch on one thread while a probe runs (its tensors are tiny: more threads only contend), as it was after."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _in_one_thread(probe_fn):
-    @functools.wraps(probe_fn)
-    def run(*args, **kwargs):
-        with one_thread():
-            return probe_fn(*args, **kwargs)
-    return run
 
 
 # --- probes (run in the sandbox with the student's function, on the trusted side with the reference) --
 
-@_in_one_thread
+@torch_threads(1)
 def dtypes(fn, device_types):
     """``autocast_dtype`` on each device type: the dtype's name, or what came back if it is not a torch.dtype."""
     out = []
@@ -152,7 +134,7 @@ def dtypes(fn, device_types):
     return out
 
 
-@_in_one_thread
+@torch_threads(1)
 def scaler_run(fn, seed, steps, inject, scaler):
     """A real GradScaler over ``steps`` SGD steps with an inf gradient injected at the steps in ``inject``;
     ``fn(scale_before, scale_after)`` after each ``update()``. Reports what fn returned each time."""
@@ -178,7 +160,7 @@ def scaler_run(fn, seed, steps, inject, scaler):
     return returned
 
 
-@_in_one_thread
+@torch_threads(1)
 def amp(fn, seed, sizes, optimizer, scaler, batches, device_type=None, dtype=None, max_norm=None, inject=None,
         stale=None):
     """``amp_train_step`` once per batch of ``batches`` on one model, optimizer and scaler. ``device_type``,

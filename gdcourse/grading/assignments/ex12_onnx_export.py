@@ -5,8 +5,9 @@ Nothing comes out of the sandbox as a file. The export probe builds the model fr
 fresh temporary folder, and reports what the folder holds afterwards: the names of the files in it and
 the bytes of the file at ``path`` as a ``np.uint8`` array. The trusted side parses those bytes with
 ``onnx.load_from_string`` (a file that refers to external data is refused, never followed), refuses
-operators outside the standard ONNX domain and control flow, and runs the file itself with ONNX Runtime
-from the bytes, on its own inputs of several batch sizes, with graph optimizations off
+operators outside the standard ONNX domain and control flow, and runs the file with ONNX Runtime in a
+sandbox of its own (:mod:`gdcourse.grading.contained`: a crafted graph cannot take the grader down),
+on its own inputs of several batch sizes, with graph optimizations off
 (``ORT_DISABLE_ALL``: a Dropout left in training mode shows) and on (``ORT_ENABLE_ALL``).
 
 Tolerances (stated in the exercise):
@@ -41,6 +42,7 @@ import onnxruntime as ort
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
+from gdcourse.grading import contained
 from gdcourse.grading.cases import Case, Fail, close, diagnose, kind, number, probe, require, resembles
 from gdcourse.grading.wire import Tensor
 from gdcourse.models import mlp
@@ -297,6 +299,31 @@ def _session(data: bytes, level) -> ort.InferenceSession:
     return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
 
 
+def run_graph(data, X, batches) -> dict:
+    """Run in a contained process (:mod:`gdcourse.grading.contained`), never in the grader's: the file's
+    input and output names and, at each optimization level of ``LEVELS``, its logits on the first ``b``
+    rows of ``X`` for each ``b`` in ``batches`` (None where it rejects that batch)."""
+    result = {"loaded": False, "names": ([], []), "runs": []}
+    for _, level in LEVELS:
+        try:
+            sess = _session(np.asarray(data, np.uint8).tobytes(), level)
+        except Exception:
+            return result
+        result["loaded"] = True
+        result["names"] = ([i.name for i in sess.get_inputs()], [o.name for o in sess.get_outputs()])
+        if result["names"] != (["x"], ["logits"]):
+            return result
+        runs = []
+        for b in batches:
+            try:
+                (out,) = sess.run(["logits"], {"x": np.asarray(X[:b], np.float32)})
+                runs.append(np.asarray(out))
+            except Exception:
+                runs.append(None)
+        result["runs"].append(runs)
+    return result
+
+
 def _training_dropout(proto) -> bool:
     """A Dropout whose training_mode input is a constant True: the model was exported in training mode."""
     consts = {t.name: t for t in proto.graph.initializer}
@@ -354,24 +381,23 @@ def export_case(model_spec, example, X, batches, name, filename="model.onnx", su
         report = r.value
         proto, data = exported_file(report, filename, visible)
         want_all = eval_logits(classifier(**model_spec), X)
-        for level_name, level in LEVELS:
-            try:
-                sess = _session(data, level)
-            except Exception:
-                raise Fail("ONNX Runtime cannot load the exported file",
-                           summary="ONNX Runtime cannot load the exported file") from None
-            inputs, outputs = [i.name for i in sess.get_inputs()], [o.name for o in sess.get_outputs()]
-            require(inputs == ["x"], f"the file's input is named {inputs}, expected ['x']: pass input_names=['x']")
-            require(outputs == ["logits"],
-                    f"the file's output is named {outputs}, expected ['logits']: pass output_names=['logits']")
-            for b in batches:
-                try:
-                    (out,) = sess.run(["logits"], {"x": X[:b]})
-                except Exception:
+        try:  # the student's graph runs in a sandbox of its own, never in the grader's process
+            ran = contained.call(f"{__name__}:run_graph", np.frombuffer(data, np.uint8), X, list(batches))
+        except contained.ContainedError:
+            raise Fail("ONNX Runtime could not run the exported file within the grader's limits",
+                       summary="ONNX Runtime could not run the exported file within the grader's limits") from None
+        require(isinstance(ran, dict) and ran.get("loaded") is True, "ONNX Runtime cannot load the exported file")
+        inputs, outputs = ran["names"]
+        require(inputs == ["x"], f"the file's input is named {inputs}, expected ['x']: pass input_names=['x']")
+        require(outputs == ["logits"],
+                f"the file's output is named {outputs}, expected ['logits']: pass output_names=['logits']")
+        for (level_name, _), runs in zip(LEVELS, ran["runs"]):
+            for b, out in zip(batches, runs):
+                if out is None:
                     message = (f"the exported file rejects a batch of {b} row(s): the batch dimension was frozen to the "
                                "example's size. Declare it dynamic: dynamic_shapes=({0: torch.export.Dim('batch')},)")
                     raise Fail(message, summary="the exported file rejects other batch sizes: the batch dimension "
-                                                "is not dynamic") from None
+                                                "is not dynamic")
                 diagnose(lambda: close(out, want_all[:b], **EXPORT_TOL,
                                        what=f"the file's logits on a batch of {b} {level_name}"),
                          [(lambda: _training_dropout(proto),
