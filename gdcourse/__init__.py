@@ -24,7 +24,6 @@ One concept per module:
 - :mod:`gdcourse.notebooks` the papermill runner that executes every notebook, and their Colab setup cell
 - :mod:`gdcourse.site`      a Sphinx extension: what each page of the built book loads
 - :mod:`gdcourse.grading`   cohort grading: a judge (sandboxed notebook, verdict computed outside it) over nbgrader's format and gradebook
-- :mod:`gdcourse.reference_guard` lets hidden tests fail submissions that call the references
 """
 
 __version__ = "1.0.0"

@@ -21,7 +21,6 @@ import ast
 import json
 import os
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +34,7 @@ GRADING_ENV = "GDCOURSE_GRADING"
 class TestResult:
     grade_id: str
     points: float
-    status: str  # "passed"; "failed" (a case failed, or an assert); "error" (a legacy test raised); "not run"
+    status: str  # "passed", "failed" (a case failed) or "not run" (its function is not defined yet)
     message: str = ""
 
     @property
@@ -67,7 +66,7 @@ class CheckReport:
             return f"Self-check of {self.assignment} skipped: the grader runs the tests itself"
         lines = [f"Self-check of {self.assignment}: the visible cases (hidden cases run when you are graded)"]
         for r in self.results:
-            mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "not run": "----"}[r.status]
+            mark = {"passed": "PASS", "failed": "FAIL", "not run": "----"}[r.status]
             lines.append(f"  {mark:5} {r.grade_id} ({r.points:g} pt)")
             if r.message:
                 lines += [f"        {line}" for line in r.message.splitlines()]
@@ -155,9 +154,9 @@ def check(assignment: str, test: str | None = None, *, namespace: dict | None = 
     from gdcourse.grading import cases as case_defs
     public = case_defs.public(assignment)
     if public is None:
-        report = _legacy_check(assignment, notebook, namespace)
-    else:
-        report = _check_cases(assignment, public, notebook, namespace, test)
+        raise FileNotFoundError(f"{assignment} has no cases (gdcourse.grading.assignments."
+                                f"{case_defs.module_name(assignment)}): is gdcourse up to date?")
+    report = _check_cases(assignment, public, notebook, namespace, test)
     if test is not None:
         report = CheckReport(assignment, tuple(r for r in report.results if r.grade_id == test),
                              run_first=report.run_first)
@@ -229,29 +228,10 @@ def _cells(notebook: Path) -> dict:
                 names = [(a.asname or a.name).split(".")[0] for a in node.names]
             elif isinstance(node, ast.Assign):
                 names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            if not names:  # a statement that binds nothing (the stub's `raise NotImplementedError()`)
+                continue
             where = (f"the cell that defines {names[0]}, under \"{heading}\"" if meta.get("solution")
                      else f"the {meta.get('grade_id', 'import')} cell under \"{heading}\" (it defines {{}})")
             for name in names:
                 defines.setdefault(name, where.replace("{}", name))
     return {"defines": defines}
-
-
-def _legacy_check(assignment: str, notebook: Path, namespace: dict) -> CheckReport:
-    """Assignments not yet on the judge: the release's visible test cells, run in a copy of the namespace."""
-    results = []
-    # One copy for all tests, run in order, as nbgrader runs the cells in one kernel
-    # (a later test may use what an earlier one imported); the student's own
-    # variables are never overwritten.
-    scope = dict(namespace)
-    for grade_id, points, source in visible_tests(notebook):
-        try:
-            exec(compile(source, f"<visible test {grade_id}>", "exec"), scope)
-        except AssertionError as exc:
-            results.append(TestResult(grade_id, points, "failed", str(exc) or "an assert failed (no message)"))
-        except Exception as exc:
-            where = traceback.extract_tb(exc.__traceback__)[-1]
-            results.append(TestResult(grade_id, points, "error",
-                                      f"{type(exc).__name__}: {exc}  (in {where.name}, line {where.lineno})"))
-        else:
-            results.append(TestResult(grade_id, points, "passed"))
-    return CheckReport(assignment, tuple(results))

@@ -1,5 +1,7 @@
 """Answers to ex13 a student might hand in (see ex01_variants for the contract)."""
 
+from submissions import edited
+
 # The body of run B with one line changed: where (and whether) the gradients are cleared.
 def _run_b(clear_before="", clear_after_backward="", clear_after_step="", clear_per_epoch=""):
     return (
@@ -133,6 +135,18 @@ WRONG = {
         "loss = -torch.log(probs[torch.arange(len(logits)), yb]).mean()"])}),
     "d_temperature_removed": ("test_fix_d", {"fixed_run_d": _run_d([
         "loss = F.cross_entropy(logits, yb)"], temperature="1.0")}),
+    # the regimes of the hidden cases: reseeding, sharper temperatures
+    "a_not_seeded": ("test_fix_a", {"fixed_run_a": edited(_run_a(
+        ["mean, std = y.mean(), y.std()", "target = (y - mean) / std"], "model(X_new).squeeze(1) * std + mean"),
+        ("    torch.manual_seed(seed)\n", ""))}),
+    "c_not_seeded": ("test_fix_c", {"fixed_run_c": edited(_run_c(
+        "scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.8)", per_epoch_end="scheduler.step()"),
+        ("    torch.manual_seed(seed)\n", ""))}),
+    "d_stable_softmax_epsilon_in_the_log": ("test_fix_d", {"fixed_run_d": _run_d([
+        "probs = torch.softmax(logits, dim=1)",
+        "loss = -torch.log(probs[torch.arange(len(logits)), yb] + 1e-8).mean()"])}),
+    "d_default_temperature_changed": ("test_fix_d", {"fixed_run_d": edited(_run_d([
+        "loss = F.cross_entropy(logits, yb)"]), ("temperature=1 / 30", "temperature=1 / 20"))}),
 }
 
 CORRECT = {
@@ -156,6 +170,14 @@ CORRECT = {
         "fixed_run_d": _run_d([
             "picked = logits.gather(1, yb[:, None]).squeeze(1)",
             "loss = (torch.logsumexp(logits, dim=1) - picked).mean()"]),
+    },
+    "grads_set_to_none_manual_rates_float64_loss_minmax_targets": {
+        "fixed_run_a": _run_a(["lo, hi = y.min(), y.max()", "target = (y - lo) / (hi - lo)"],
+                              "model(X_new).squeeze(1) * (hi - lo) + lo"),
+        "fixed_run_b": _run_b(clear_before="for p in model.parameters(): p.grad = None"),
+        "fixed_run_c": _run_c("pass  # no scheduler: the rate is set by hand at the start of every epoch",
+                              per_epoch_start="for group in optimizer.param_groups: group['lr'] = 0.1 * 0.8 ** epoch"),
+        "fixed_run_d": _run_d(["loss = F.cross_entropy(logits.double(), yb)  # the loss in float64"]),
     },
     "lambda_schedule_and_shifted_exp": {
         "fixed_run_c": _run_c(

@@ -1,5 +1,31 @@
 """Implementations of ex14 a student might hand in (see ex01_variants for the contract)."""
 
+from submissions import edited
+
+_HVP_OK = (
+    "def hessian_vector_product(loss_fn, params, v):\n"
+    "    p = {k: t.detach().requires_grad_(True) for k, t in params.items()}\n"
+    "    with torch.enable_grad():\n"
+    "        grads = torch.autograd.grad(loss_fn(p), list(p.values()), create_graph=True)\n"
+    "        dot = sum((g * v[k]).sum() for k, g in zip(p, grads))\n"
+    "        hv = torch.autograd.grad(dot, list(p.values()))\n"
+    "    return {k: h.detach() for k, h in zip(p, hv)}\n")
+_MEMORY_OK = (
+    "def optimizer_memory(model, optimizer_name, *, param_bytes=4, master_weights=False):\n"
+    "    state_tensors = {'sgd': 0, 'momentum': 1, 'adam': 2}\n"
+    "    if optimizer_name not in state_tensors:\n"
+    "        raise ValueError(f'unknown optimizer {optimizer_name!r}')\n"
+    "    n_all = sum(p.numel() for p in model.parameters())\n"
+    "    n_trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)\n"
+    "    table = {'params': n_all * param_bytes, 'grads': n_trainable * param_bytes,\n"
+    "             'optimizer_state': n_trainable * state_tensors[optimizer_name] * 4,\n"
+    "             'master_weights': n_trainable * 4 if master_weights else 0}\n"
+    "    table['total'] = sum(table.values())\n"
+    "    return table\n")
+_DIVERGE_OK = (
+    "def predict_divergence(lr, lam_max, momentum=0.0):\n"
+    "    return bool(lr * lam_max > 2.0 * (1.0 + momentum))\n")
+
 _TABLE = (
     "    table = {'params': n_all * param_bytes, 'grads': n_train * param_bytes,\n"
     "             'optimizer_state': 4 * k * n_train, 'master_weights': 4 * n_train if master_weights else 0}\n"
@@ -122,6 +148,21 @@ WRONG = {
     "divergence_at_one_over_lambda": ("test_predict_divergence", {"predict_divergence": (
         "def predict_divergence(lr, lam_max, momentum=0.0):\n"
         "    return lr > (1 + momentum) / lam_max\n")}),
+    # the regimes of the hidden cases
+    "memory_accepts_adamw": ("test_optimizer_memory", {"optimizer_memory": edited(
+        _MEMORY_OK, ("{'sgd': 0, 'momentum': 1, 'adam': 2}", "{'sgd': 0, 'momentum': 1, 'adam': 2, 'adamw': 2}"))}),
+    "memory_master_copy_in_the_parameter_width": ("test_optimizer_memory", {"optimizer_memory": edited(
+        _MEMORY_OK, ("n_trainable * 4 if master_weights", "n_trainable * param_bytes if master_weights"))}),
+    "hvp_marks_params_requiring_grad": ("test_hvp", {"hessian_vector_product": edited(
+        _HVP_OK, ("t.detach().requires_grad_(True)", "t.requires_grad_(True)"))}),
+    "hvp_backward_leaves_grad_on_params": ("test_hvp", {"hessian_vector_product": edited(
+        _HVP_OK, ("t.detach().requires_grad_(True)", "t.requires_grad_(True)"),
+        ("        hv = torch.autograd.grad(dot, list(p.values()))\n", "        dot.backward()\n        hv = [t.grad for t in p.values()]\n"))}),
+    "hvp_replaces_the_callers_tensors": ("test_hvp", {"hessian_vector_product": edited(
+        _HVP_OK, ("    p = {k: t.detach().requires_grad_(True) for k, t in params.items()}\n",
+                  "    for k in params:\n        params[k] = params[k].detach().requires_grad_(True)\n    p = params\n"))}),
+    "divergence_on_the_boundary": ("test_predict_divergence", {"predict_divergence": edited(
+        _DIVERGE_OK, ("lr * lam_max > 2.0", "lr * lam_max >= 2.0"))}),
 }
 
 CORRECT = {
@@ -214,7 +255,34 @@ CORRECT = {
         "predict_divergence": (
             "def predict_divergence(lr, lam_max, momentum=0.0):\n"
             "    roots = np.roots([1.0, -(1.0 + momentum - lr * lam_max), momentum])\n"
-            "    return bool(np.abs(roots).max() > 1.0)\n"),
+            "    return bool(np.abs(roots).max() > 1.0 + 1e-12)  # on the boundary |z| = 1, up to rounding\n"),
+    },
+    "forward_over_reverse_and_the_roots_in_closed_form": {
+        "optimizer_memory": (
+            "def optimizer_memory(model, optimizer_name, *, param_bytes=4, master_weights=False):\n"
+            "    if optimizer_name not in ('sgd', 'momentum', 'adam'):\n"
+            "        raise ValueError('optimizer_name must be sgd, momentum or adam')\n"
+            "    everything = list(model.parameters())\n"
+            "    trainable = [p for p in everything if p.requires_grad]\n"
+            "    n = torch.nn.utils.parameters_to_vector(everything).numel() if everything else 0\n"
+            "    nt = torch.nn.utils.parameters_to_vector(trainable).numel() if trainable else 0\n"
+            "    moments = {'sgd': 0, 'momentum': 1, 'adam': 2}[optimizer_name]\n"
+            "    table = dict(params=float(n * param_bytes), grads=float(nt * param_bytes),\n"
+            "                 optimizer_state=float(4 * moments * nt), master_weights=float(4 * nt) if master_weights else 0.0)\n"
+            "    table['total'] = table['params'] + table['grads'] + table['optimizer_state'] + table['master_weights']\n"
+            "    return table\n"),
+        "hessian_vector_product": (
+            "def hessian_vector_product(loss_fn, params, v):\n"
+            "    # forward-mode derivative of the gradient along v\n"
+            "    _, hv = torch.func.jvp(torch.func.grad(loss_fn), (params,), (v,))\n"
+            "    return hv\n"),
+        "predict_divergence": (
+            "def predict_divergence(lr, lam_max, momentum=0.0):\n"
+            "    a = 1.0 + momentum - lr * lam_max\n"
+            "    disc = a * a - 4.0 * momentum\n"
+            "    if disc < 0:\n"
+            "        return False  # complex roots of modulus sqrt(momentum) < 1\n"
+            "    return (abs(a) + math.sqrt(disc)) / 2.0 > 1.0\n"),
     },
     "power_iteration_always_shifted": {
         "hessian_vector_product": (

@@ -148,3 +148,10 @@ def test_under_the_grader_the_self_check_stands_down(monkeypatch):
     assert check(ASSIGNMENT, "test_fit", namespace={}).skipped  # a test cell does not raise either
     monkeypatch.delenv(GRADING_ENV)
     assert check(ASSIGNMENT, namespace={}).points == 0 and not check(ASSIGNMENT, namespace={}).skipped
+
+
+def test_a_graded_value_that_is_still_the_stub_is_not_run_and_named():
+    """ex13's answers include values (cause_a = ...); the release's stub cell only raises."""
+    report = check("ex13-diagnose-and-fix", namespace={})
+    assert report.points == 0 and "cause_a is not defined yet" in str(report)
+    assert "Run these cells first" in str(report)

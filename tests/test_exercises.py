@@ -4,7 +4,6 @@ untouched release zero, every plausible wrong answer less, in the cases of the
 function it breaks and nowhere else, and correct alternatives full marks."""
 
 import filecmp
-import json
 import importlib
 import subprocess
 import sys
@@ -59,16 +58,11 @@ VARIANTS = {a: importlib.import_module(f"{a.split('-')[0]}_variants") for a in A
             if (ROOT / "tests" / f"{a.split('-')[0]}_variants.py").is_file()}
 
 
-def _judged(assignment):
-    return (ROOT / "solutions" / assignment / "cases.py").is_file()
-
-
 def test_every_assignment_has_graded_variants():
     assert sorted(VARIANTS) == ASSIGNMENTS, "add tests/exNN_variants.py (WRONG and CORRECT) for each assignment"
     for assignment, module in VARIANTS.items():
-        # on the judge: at least 8 bugs and 3 correct alternatives written differently from the reference
-        least = (8, 3) if _judged(assignment) else (3, 2)
-        assert len(module.WRONG) >= least[0] and len(module.CORRECT) >= least[1], assignment
+        # at least 8 bugs and 3 correct alternatives written differently from the reference
+        assert len(module.WRONG) >= 8 and len(module.CORRECT) >= 3, assignment
 
 
 def _covering(assignment):
@@ -93,7 +87,6 @@ def _auto_points(assignment):
 
 
 _GRADED = {}
-_OUT = {}
 _RESULTS = {}
 
 
@@ -114,17 +107,15 @@ def graded(tmp_path_factory):
                 submission(assignment, {**reference, **answers}, cohort, f"wrong-{name}")
             for name, answers in module.CORRECT.items():
                 submission(assignment, {**reference, **answers}, cohort, f"correct-{name}")
-            if _judged(assignment):
-                # the solution with every answer cell warning on stderr and ending in a value (an
-                # execute_result); and the solution with one function left as the release's stub
-                submission(assignment, {gid: _noisy(src) for gid, src in reference.items() if gid in _covering(assignment)},
-                           cohort, "noisy-solution")
-                for gid in _covering(assignment):
-                    submission(assignment, {k: v for k, v in reference.items() if k != gid}, cohort, f"stub-{gid}")
+            # the solution with every answer cell warning on stderr and ending in a value (an
+            # execute_result); and the solution with one function left as the release's stub
+            submission(assignment, {gid: _noisy(src) for gid, src in reference.items() if gid in _covering(assignment)},
+                       cohort, "noisy-solution")
+            for gid in _covering(assignment):
+                submission(assignment, {k: v for k, v in reference.items() if k != gid}, cohort, f"stub-{gid}")
             out = tmp_path_factory.mktemp(f"{assignment}-graded")
             rows = grade(assignment, cohort, out, course_root=ROOT, progress=lambda _: None)
             _GRADED[assignment] = {r.student: r for r in rows}
-            _OUT[assignment] = out
             _RESULTS[assignment] = stored_results(out)
         return _GRADED[assignment]
 
@@ -137,12 +128,6 @@ def test_solution_gets_every_automatic_point(graded, assignment):
     assert row.status == "graded"
     assert row.score == _auto_points(assignment) < row.max_score, row.reason
     assert "await manual grading" in row.reason
-    if not (ROOT / "solutions" / assignment / "cases.py").is_file():
-        # nbgrader's grading: the self-check cell stood down instead of running the visible tests a second time
-        graded_nb, = (_OUT[assignment] / "autograded" / "solution").rglob(f"{assignment}.ipynb")
-        last = [c for c in json.loads(graded_nb.read_text())["cells"] if c["cell_type"] == "code"][-1]
-        assert "check(" in "".join(last["source"])
-        assert "skipped: the grader runs the tests itself" in json.dumps(last["outputs"])
 
 
 def _noisy(source: str) -> str:
@@ -154,16 +139,13 @@ def _lost(assignment, student):
     return {t for t, (score, top, manual) in grades.items() if not manual and score < top}
 
 
-JUDGED = [a for a in sorted(VARIANTS) if _judged(a)]
-
-
-@pytest.mark.parametrize("assignment", JUDGED)
+@pytest.mark.parametrize("assignment", sorted(VARIANTS))
 def test_stderr_warnings_and_cell_values_decide_nothing(graded, assignment):
     row = graded(assignment)["noisy-solution"]
     assert row.status == "graded" and row.score == _auto_points(assignment), row.reason
 
 
-@pytest.mark.parametrize("assignment", JUDGED)
+@pytest.mark.parametrize("assignment", sorted(VARIANTS))
 def test_a_missing_function_costs_only_its_own_tests(graded, assignment):
     """Each function left as the release's stub, the rest the solution: every test of that function
     loses points, and no other test does (the other functions run with the course's stand-ins)."""
@@ -193,12 +175,11 @@ def test_wrong_implementation_loses_points_where_expected(graded, assignment, na
     assert row.status == ("flagged" if "course_reference" in name or "forbidden" in name else "graded"), row
     assert row.score < _auto_points(assignment), f"{name} kept full marks"
     assert catching_test in row.reason, f"{name} should fail {catching_test}; reason: {row.reason}"
-    if _judged(assignment):
-        # a bug costs points only in the cases of the function it breaks: the tests of the cells it edits
-        _, answers = VARIANTS[assignment].WRONG[name]
-        allowed = {t for gid in answers for t in _covering(assignment).get(gid, [])}
-        lost = _lost(assignment, f"wrong-{name}")
-        assert lost <= allowed, f"{name} edits {sorted(answers)} but lost points in {sorted(lost - allowed)} too"
+    # a bug costs points only in the cases of the function it breaks: the tests of the cells it edits
+    _, answers = VARIANTS[assignment].WRONG[name]
+    allowed = {t for gid in answers for t in _covering(assignment).get(gid, [])}
+    lost = _lost(assignment, f"wrong-{name}")
+    assert lost <= allowed, f"{name} edits {sorted(answers)} but lost points in {sorted(lost - allowed)} too"
 
 
 @pytest.mark.parametrize("assignment, name", CORRECT_CASES, ids=[f"{a}:{n}" for a, n in CORRECT_CASES])
@@ -223,7 +204,7 @@ def test_exercises_page_states_each_assignments_points_per_function():
     assert ":start-after: <!-- points-per-function -->" in guide and "```{include} exercises.md" in guide
 
 
-@pytest.mark.parametrize("assignment", JUDGED)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_case_definitions_take_nothing_from_the_notebook_but_the_function(assignment):
     """A case's call is data and names one graded function; its check sees only what that call left
     (no stderr, no cell output, no execute_result); test cells define nothing a case could depend on."""

@@ -9,9 +9,9 @@
 - :mod:`.sandbox`   a fresh bubblewrap sandbox per student, with its limits
 - :mod:`.judge`     the trusted side for one student: job in, frames back, every case scored here
 - :mod:`.feedback`  the student's page, from the grader's data only
-- :mod:`.worker`    nbgrader's in-kernel grading, for assignments without trusted cases yet
+- :mod:`.contained` trusted code on a student's data (an exported graph) in a sandbox of its own
 - :mod:`.cohort`    the supervisor: parallel sandboxes, authenticated resumable results
-- :mod:`.export`    the CSV and nbgrader's gradebook
+- :mod:`.export`    the CSV and nbgrader's gradebook (its template made by nbgrader)
 
 The package imports nothing heavy itself, so the harness starts fast in the sandbox.
 """

@@ -1,11 +1,10 @@
 """Grade a cohort: every student gets a row, whatever their notebook does.
 
 Students are graded in parallel (one per core by default), each in a fresh
-sandbox of their own (:mod:`gdcourse.grading.sandbox`). An assignment with
-trusted cases (``solutions/<name>/cases.py``) is graded by the judge
-(:mod:`gdcourse.grading.judge`): the verdict is computed here, never in the
-student's process. The others, until their cases are written, by nbgrader's
-autograde inside the sandbox (:mod:`gdcourse.grading.worker`).
+sandbox of their own (:mod:`gdcourse.grading.sandbox`), by the judge
+(:mod:`gdcourse.grading.judge`) from the assignment's trusted cases
+(``solutions/<name>/cases.py``): the verdict is computed here, never in the
+student's process.
 
 Each student's result is written to ``results/<student>.json`` the moment
 it is known (atomically), with an HMAC whose key never enters a sandbox. A
@@ -25,7 +24,6 @@ import os
 import queue
 import secrets
 import shutil
-import stat
 import sys
 import threading
 from dataclasses import dataclass
@@ -83,15 +81,16 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
             raise SandboxUnavailable(f"cannot grade in a sandbox here: {why} "
                                      "To grade without one, pass --no-isolation (every row will say so).")
         isolate = True
-    module = case_defs.load(course_root, assignment)
+    module, public = case_defs.load(course_root, assignment), case_defs.public(assignment)
+    if module is None or public is None:
+        raise FileNotFoundError(f"{assignment} has no cases to grade by: solutions/{assignment}/cases.py and "
+                                f"gdcourse.grading.assignments.{case_defs.module_name(assignment)} are both needed")
     out.mkdir(parents=True, exist_ok=True)
     found = collect(submissions, assignment, work=out, zip_pattern=zip_pattern)
     students = set(found)
     if roster is not None:
         students |= set(read_roster(roster) if isinstance(roster, (str, Path)) else roster)
-    public = case_defs.public(assignment) if module is not None else None
-    settings = _fingerprint([source, source.parent / "cases.py", Path(public.__file__) if public else None],
-                            limits, isolate)
+    settings = _fingerprint([source, source.parent / "cases.py", Path(public.__file__)], limits, isolate)
     results = out / "results"
     results.mkdir(exist_ok=True)
     key = _key(out)
@@ -121,16 +120,10 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
     release = template / "release" / assignment / f"{assignment}.ipynb"
     if todo:
         run_seed = secrets.randbits(63) if seed is None else seed
-        if module is not None:
-            from gdcourse.grading.judge import Assignment
-            if public is None:
-                raise FileNotFoundError(f"{assignment} has trusted cases but no public case module "
-                                        f"gdcourse.grading.assignments.{case_defs.module_name(assignment)}")
-            spec = Assignment.load(assignment, release, module, public)
-            spec.draw(0)  # a broken cases.py stops here, before any student, with its reason
-            grade_one = _judged(spec, out, limits, isolate, run_seed)
-        else:
-            grade_one = _legacy(assignment, course_root, template, out, limits, isolate)
+        from gdcourse.grading.judge import Assignment
+        spec = Assignment.load(assignment, release, module, public)
+        spec.draw(0)  # a broken cases.py stops here, before any student, with its reason
+        grade_one = _judged(spec, out, limits, isolate, run_seed)
         for student, result in _parallel(todo, grade_one, jobs or os.cpu_count() or 1):
             result["settings"] = settings
             result["isolated"] = isolate
@@ -163,7 +156,7 @@ def _fingerprint(files: list, limits: Limits, isolate: bool) -> str:
     """What decides a grade besides the notebook: the source, both case modules, the limits."""
     h = hashlib.sha256()
     for path in files:
-        if path is not None and path.is_file():
+        if path.is_file():
             h.update(path.read_bytes())
     h.update(repr((limits, isolate)).encode())
     return h.hexdigest()[:16]
@@ -236,14 +229,14 @@ def _prepare(course_root: Path, template: Path, assignment: str, limits: Limits,
     if (template / "settings").is_file() and (template / "settings").read_text() == settings \
             and (template / "gradebook.db").is_file():
         return
-    from gdcourse.grading.worker import prepare_template
+    from gdcourse.grading.export import prepare_template
     # nbgrader runs the `alembic` script by name; with an un-activated venv
     # (`.venv/bin/gdcourse grade ...`) it is not on PATH unless we put it there.
     scripts = str(Path(sys.executable).parent)
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     shutil.rmtree(template, ignore_errors=True)
-    prepare_template(course_root, template, assignment, limits.cell_seconds)
+    prepare_template(course_root, template, assignment)
     (template / "settings").write_text(settings)
 
 
@@ -309,56 +302,3 @@ def _judged(spec, out: Path, limits: Limits, isolate: bool, run_seed: int):
         return result
 
     return grade_one
-
-
-# --- nbgrader in the sandbox, for assignments without cases yet -------------------------
-
-
-def _legacy(assignment: str, course_root: Path, template: Path, out: Path, limits: Limits, isolate: bool):
-    from gdcourse.grading.worker import read_result
-
-    def grade_one(student: str, notebook: Path) -> dict:
-        work = out / "work" / student
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        shutil.copyfile(notebook, work / "submission.ipynb")
-        argv = [sys.executable, "-m", "gdcourse.grading.worker", "--assignment", assignment,
-                "--course-root", str(course_root), "--template", str(template), "--work", str(work),
-                "--cell-timeout", str(limits.cell_seconds), "--student", student,
-                "--notebook", str(work / "submission.ipynb")]
-        ran = sandbox.run(argv, work, seconds=limits.notebook_seconds, memory_mb=limits.memory_mb, isolate=isolate,
-                          name=student, read_only=[str(course_root), str(template)], writable=str(work))
-        try:
-            if ran.ended != "exit":
-                status, reason = sandbox.stopped_because(ran.ended, seconds=limits.notebook_seconds,
-                                                         memory_mb=limits.memory_mb)
-                return {"status": status, "reason": reason}
-            result = read_result(ran.output, template, assignment)
-            if result is None:
-                return {"status": "crashed", "reason": "the grading process died (the notebook probably killed it)"}
-            if result["status"] == "graded":
-                for kind in ("autograded", "feedback"):
-                    name = f"{assignment}.ipynb" if kind == "autograded" else f"{assignment}.html"
-                    _copy_regular(work / "students" / student / kind / student / assignment / name,
-                                  out / kind / student / assignment / name)
-            return result
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-
-    return grade_one
-
-
-def _copy_regular(src: Path, dest: Path, limit: int = 50 * 2**20) -> None:
-    """Copy ``src`` only if it is a regular file (never a symlink) of at most ``limit`` bytes."""
-    try:
-        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return
-        data = f.read(limit + 1)
-    shutil.rmtree(dest.parent, ignore_errors=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_bytes(data[:limit])

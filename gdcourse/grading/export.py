@@ -1,6 +1,8 @@
 """What leaves the grader: the CSV an instructor pastes into a gradebook, and
 nbgrader's own gradebook (for formgrader and `nbgrader export`), both rebuilt
-from the per-student results so that re-running never duplicates a grade."""
+from the per-student results so that re-running never duplicates a grade.
+The gradebook starts from a template nbgrader makes once per cohort
+(:func:`prepare_template`), holding the assignment, its cells and points."""
 
 from __future__ import annotations
 
@@ -34,6 +36,28 @@ def write_csv(rows, path: Path) -> None:
         for r in rows:
             writer.writerow({k: defused(v) for k, v in asdict(r).items()})
     os.replace(tmp, path)
+
+
+def prepare_template(course_root: Path, template: Path, assignment: str) -> None:
+    """``template/gradebook.db`` holding the assignment, and its release in ``template/release``, by nbgrader."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    template.mkdir(parents=True, exist_ok=True)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
+    overrides = Config()
+    cd = overrides.CourseDirectory
+    cd.root = str(template)  # every stateful folder of nbgrader's inside the template
+    cd.source_directory = str((course_root / "solutions").resolve())
+    cd.release_directory = str(template / "release")
+    cd.db_url = f"sqlite:///{template / 'gradebook.db'}"
+    overrides.NbGraderAPI.log_level = "ERROR"
+    config.merge(overrides)
+    made = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_assignment(assignment)
+    if not made["success"]:
+        raise RuntimeError(f"nbgrader could not register {assignment}:\n{made.get('error') or made.get('log')}")
 
 
 def assignment_max_score(db: Path, assignment: str) -> float:

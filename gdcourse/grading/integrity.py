@@ -1,26 +1,16 @@
-"""What nbgrader does not tell an instructor: tampered cells, use of the
-course's reference code, and hidden tests leaking into feedback.
+"""What a submission changed that it must not, and what its answer cells reach for.
 
 Everything here reads the submitted notebook as data, on the trusted side;
-nothing runs the student's code.
-
-nbgrader restores locked cells from its gradebook before grading, silently,
-so a student who edits a test to pass is graded on the real test but never
-flagged; and its checksum warning also fires for honest students whenever a
-test cell has hidden tests (the release's checksum differs from the
-source's). Comparing each locked cell with the *release* the student was
-given tells the two apart.
+nothing runs the student's code. Each locked cell is compared with the
+*release* the student was given (nbgrader would restore it silently, and its
+checksum warning cannot tell an edit from an honest student's copy), and the
+static check looks for the course's reference code, forbidden libraries,
+dynamic code, system access and absolute paths.
 """
 
 from __future__ import annotations
 
 import ast
-import re
-
-from gdcourse.reference_guard import MESSAGE as REFERENCE_MESSAGE
-
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-MAX_OUTPUT_CHARS = 20_000  # per output in feedback: a 100 MB print must not become a 100 MB page
 
 
 def _meta(cell) -> dict:
@@ -191,51 +181,3 @@ def for_review(submitted, release):
             cell.source = html.escape(cell.source, quote=False)
             cell.pop("attachments", None)
     return nb
-
-
-def graded_tests(nb) -> list:
-    return [c for c in nb.cells if c.cell_type == "code" and _meta(c).get("grade") and not _meta(c).get("solution")]
-
-
-def reference_calls(autograded) -> list[str]:
-    """Test cells that failed because the submission called the course's reference implementation."""
-    return [_meta(c)["grade_id"] for c in graded_tests(autograded)
-            if any(o.get("output_type") == "error" and REFERENCE_MESSAGE in str(o.get("evalue", ""))
-                   for o in c.get("outputs", []))]
-
-
-def scrub_for_feedback(autograded, release) -> None:
-    """Make an autograded notebook safe to show its student, in place.
-
-    Test cells show the release's (visible) source; a traceback that runs
-    through a hidden line is replaced by its last line; huge outputs are cut.
-    """
-    visible = {gid: c.source for gid, c in locked_cells(release).items()}
-    tests = {id(c) for c in graded_tests(autograded)}
-    for cell in autograded.cells:
-        if cell.cell_type != "code":
-            continue
-        grade_id = _meta(cell).get("grade_id")
-        if id(cell) in tests and grade_id in visible:
-            shown = set(_normal(visible[grade_id]).splitlines())
-            hidden = [l.strip() for l in _normal(cell.source).splitlines()
-                      if l.strip() and l not in shown and len(l.strip()) > 3]
-            cell.source = visible[grade_id]
-            for out in cell.get("outputs", []):
-                if out.get("output_type") == "error":
-                    text = ANSI.sub("", "\n".join(out.get("traceback", [])))
-                    if any(h in text for h in hidden):
-                        out["traceback"] = [f"{out.get('ename')}: {out.get('evalue')}",
-                                            "(raised inside a hidden test; its code is not shown)"]
-        for out in cell.get("outputs", []):
-            _truncate(out)
-
-
-def _truncate(out) -> None:
-    if out.get("output_type") == "stream":
-        text = out.get("text", "")
-        if len(text) > MAX_OUTPUT_CHARS:
-            out["text"] = text[:MAX_OUTPUT_CHARS] + f"\n... output truncated ({len(text):,} characters in all) ...\n"
-    for key, value in list(out.get("data", {}).items()):
-        if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
-            out["data"][key] = value[:MAX_OUTPUT_CHARS] + "\n... output truncated ..."
