@@ -33,6 +33,21 @@ def mlp(in_features: int, hidden: int | list[int] | tuple[int, ...], out_feature
     return nn.Sequential(*layers)
 
 
+LAYERS = {"linear": nn.Linear, "tanh": nn.Tanh, "relu": nn.ReLU, "dropout": nn.Dropout, "batchnorm": nn.BatchNorm1d}
+
+
+def sequential(layers) -> nn.Sequential:
+    """A model from plain data, ``[("linear", 4, 8), ("tanh",), ("dropout", 0.5), ("batchnorm", 8), ...]``
+    (what a grader can send across a process boundary), initialised from torch's generator as it stands."""
+    modules = []
+    for name, *sizes in layers:
+        if name not in LAYERS:
+            raise ValueError(f"unknown layer kind {name!r}")
+        args = [float(s) for s in sizes] if name == "dropout" else [int(s) for s in sizes]
+        modules.append(LAYERS[name](*args))
+    return nn.Sequential(*modules)
+
+
 def count_parameters(model: nn.Module, *, trainable_only: bool = False) -> int:
     """Number of scalar parameters (shared tensors counted once)."""
     seen, total = set(), 0

@@ -69,3 +69,18 @@ def test_colab_and_ci_detection(monkeypatch):
     for value, expected in [("true", True), ("1", True), ("", False), ("false", False)]:
         monkeypatch.setenv("CI", value)
         assert runtime.in_ci() is expected
+
+
+def test_torch_threads_sets_the_count_inside_and_restores_it_after():
+    import torch
+
+    before = torch.get_num_threads()
+    with runtime.torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+    @runtime.torch_threads(1)
+    def inside():
+        return torch.get_num_threads()
+
+    assert inside() == 1 and torch.get_num_threads() == before

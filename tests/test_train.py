@@ -152,3 +152,20 @@ def test_mlp_layers_and_parameter_count():
     assert sum(isinstance(l, torch.nn.Dropout) for l in m) == 2
     with pytest.raises(ValueError):
         mlp(0, 3, 2)
+
+
+def test_a_model_from_plain_data_has_the_layers_it_names():
+    import torch
+    from torch import nn
+
+    from gdcourse.models import sequential
+
+    torch.manual_seed(0)
+    model = sequential([("linear", 4, 8), ("relu",), ("dropout", 0.5), ("batchnorm", 8), ("tanh",), ("linear", 8, 3)])
+    assert [type(m) for m in model] == [nn.Linear, nn.ReLU, nn.Dropout, nn.BatchNorm1d, nn.Tanh, nn.Linear]
+    assert model[0].in_features == 4 and model[5].out_features == 3 and model[2].p == 0.5
+    torch.manual_seed(0)
+    same = sequential([("linear", 4, 8)])
+    assert torch.equal(same[0].weight, model[0].weight)  # initialised from torch's generator as it stands
+    with pytest.raises(ValueError, match="conv"):
+        sequential([("conv", 3, 3)])

@@ -34,6 +34,7 @@ from torch import nn
 
 from gdcourse.grading.cases import Case, Fail, close, kind, probe, require
 from gdcourse.grading.wire import Tensor
+from gdcourse.models import sequential
 from gdcourse.runtime import torch_threads
 
 TOL = {"float64": {"loss": 1e-9, "rtol": 1e-8, "atol": 1e-10},
@@ -98,31 +99,11 @@ REFERENCE = {"train_step": train_step, "train_epoch": train_epoch, "evaluate": e
 
 # --- building (the probes and the checks make the same objects from the same data) --------
 
-def make_layers(layers) -> nn.Sequential:
-    """The modules of ``layers``, initialised from torch's global generator as it stands."""
-    modules = []
-    for spec in layers:
-        name, *sizes = spec
-        if name == "linear":
-            modules.append(nn.Linear(int(sizes[0]), int(sizes[1])))
-        elif name == "tanh":
-            modules.append(nn.Tanh())
-        elif name == "relu":
-            modules.append(nn.ReLU())
-        elif name == "dropout":
-            modules.append(nn.Dropout(float(sizes[0])))
-        elif name == "batchnorm":
-            modules.append(nn.BatchNorm1d(int(sizes[0])))
-        else:
-            raise ValueError(f"unknown layer kind {name!r}")
-    return nn.Sequential(*modules)
-
-
 def build_model(layers, seed: int, dtype: str = "float64") -> nn.Sequential:
     """The model of ``layers`` as ``torch.manual_seed(seed)`` makes it (torch's global generator is left as it was)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
-        model = make_layers(layers)
+        model = sequential(layers)
     return model.to(getattr(torch, dtype))
 
 
@@ -407,11 +388,11 @@ def _visible_train_step():
     mlp = [("linear", 4, 8), ("tanh",), ("linear", 8, 3)]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        make_layers(mlp)
+        sequential(mlp)
         Xa, ya = torch.randn(16, 4), torch.randint(0, 3, (16,))
         Xb, yb = torch.randn(16, 4), torch.randint(0, 3, (16,))
         torch.manual_seed(1)
-        make_layers([("linear", 3, 1)])
+        sequential([("linear", 3, 1)])
         Xc, yc = torch.randn(8, 3), 1e4 * torch.randn(8, 1)
     a, b, c = (Xa.numpy(), ya.numpy()), (Xb.numpy(), yb.numpy()), (Xc.numpy(), yc.numpy())
     sgd = {"name": "sgd", "lr": 0.1}
@@ -618,7 +599,7 @@ BN_NET = [("linear", 4, 8), ("batchnorm", 8), ("relu",), ("linear", 8, 3)]
 def _visible_evaluate():
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(4)
-        make_layers(EVAL_NET)
+        sequential(EVAL_NET)
         Xe, ye = torch.randn(40, 4), torch.randint(0, 3, (40,))
     X, y = Xe.numpy(), ye.numpy()
     loader = [(X[i:i + 10], y[i:i + 10]) for i in range(0, 40, 10)]
@@ -664,7 +645,7 @@ def _visible_accumulation():
     mlp = [("linear", 4, 8), ("tanh",), ("linear", 8, 3)]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(5)
-        make_layers(mlp)
+        sequential(mlp)
         Xm, ym = torch.randn(24, 4, dtype=torch.float64), torch.randint(0, 3, (24,))
     X, y = Xm.numpy(), ym.numpy()
     micro = [(X[i:i + 6], y[i:i + 6]) for i in range(0, 24, 6)]

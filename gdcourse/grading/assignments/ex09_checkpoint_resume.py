@@ -45,6 +45,8 @@ from torch import nn
 
 from gdcourse.grading.cases import Case, Fail, as_array, call, close, kind, probe, require, unchanged
 from gdcourse.grading.wire import Tensor
+from gdcourse.models import sequential
+from gdcourse.train import save_checkpoint
 
 RTOL, ATOL = 1e-9, 1e-12  # resume: float64 runs in two processes (stated in the exercise)
 STOP_STEP = 1 / 64  # the grid of the hidden histories: sums and differences on it are exact
@@ -65,18 +67,7 @@ def should_stop(history, patience, min_delta=0.0, mode="min"):
 
 
 def atomic_save(state, path):
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pt", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    save_checkpoint(path, state)  # the course's: a temporary file in the same folder, fsync, os.replace
 
 
 def make_checkpoint(model, optimizer, scheduler, epoch):
@@ -352,25 +343,6 @@ def save_case(state, name, previous=None, fault=None, spy=False, reader=False, n
 # generator added to the inputs, dropout from torch's generator, one optimizer step; the scheduler
 # steps after every batch ("onecycle"), after every epoch, or on the epoch's mean loss ("plateau").
 
-def make_layers(layers) -> nn.Sequential:
-    modules = []
-    for spec in layers:
-        kind_, *sizes = spec
-        if kind_ == "linear":
-            modules.append(nn.Linear(int(sizes[0]), int(sizes[1])))
-        elif kind_ == "tanh":
-            modules.append(nn.Tanh())
-        elif kind_ == "relu":
-            modules.append(nn.ReLU())
-        elif kind_ == "dropout":
-            modules.append(nn.Dropout(float(sizes[0])))
-        elif kind_ == "batchnorm":
-            modules.append(nn.BatchNorm1d(int(sizes[0])))
-        else:
-            raise ValueError(f"unknown layer kind {kind_!r}")
-    return nn.Sequential(*modules)
-
-
 def steps_per_epoch(spec) -> int:
     return math.ceil(len(spec["y"]) / int(spec["batch"]))
 
@@ -407,7 +379,7 @@ def build(spec, seed):
     """Model, optimizer and scheduler of ``spec``; the model from ``torch.manual_seed(seed)`` (the
     generator is left where the initialisation leaves it, as in a training script)."""
     torch.manual_seed(int(seed))
-    model = make_layers(spec["layers"]).double()
+    model = sequential(spec["layers"]).double()
     optimizer = make_optimizer(model, spec["optimizer"])
     return model, optimizer, make_scheduler(optimizer, spec["scheduler"], spec)
 
@@ -569,7 +541,7 @@ def resume_case(spec, seed, np_seed, stop_at, restart_seed, name, used=0, visibl
                        f"got {kind(v['returned'])} {v['returned']!r}"[:300],
                        summary="resume does not return the epoch that was passed to make_checkpoint, as an int")
         after = v["after"]
-        buffers = {k for k, _ in make_layers(spec["layers"]).named_buffers()}
+        buffers = {k for k, _ in sequential(spec["layers"]).named_buffers()}
         params = set(at["state"]) - buffers
         state = after["state"] if isinstance(after.get("state"), dict) else {}
         params_ok = set(state) == set(at["state"]) and all(np.allclose(
