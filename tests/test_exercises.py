@@ -230,3 +230,12 @@ def test_case_definitions_take_nothing_from_the_notebook_but_the_function(assign
         tree = ast.parse(source)
         assert [type(n) for n in tree.body] == [ast.ImportFrom, ast.Expr], grade_id
         assert ast.unparse(tree.body[1]) == f"check('{assignment}', '{grade_id}')", grade_id
+
+
+def test_a_wrong_cause_scores_nothing_though_its_form_is_right(graded):
+    """ex13's visible cause case only checks the form (one key of CAUSES) and weighs nothing."""
+    rows = graded("ex13-diagnose-and-fix")
+    for name, (test, _) in VARIANTS["ex13-diagnose-and-fix"].WRONG.items():
+        if test.startswith("test_cause"):
+            score, top, _ = _RESULTS["ex13-diagnose-and-fix"][f"wrong-{name}"]["grades"][test]
+            assert (score, top) == (0.0, 1.0), (name, rows[f"wrong-{name}"].reason)

@@ -23,7 +23,8 @@ A case::
          lambda r: close(r.value, X @ w + b, rtol=1e-10))
 
 - ``test`` is the grade_id of the notebook's test cell whose points the
-  case shares (a cell's points are split evenly over its cases);
+  case shares (a cell's points are split over its cases by ``weight``,
+  evenly by default);
 - ``call`` names the one graded function the case is about, and what the
   sandbox does with it: call it on data (:func:`call`), or hand it to a probe
   of the public module that builds objects (a model, a loss function) from
@@ -95,6 +96,7 @@ class Case:
     call: Call
     check: Callable[["Result"], Any]
     visible: bool = False
+    weight: float = 1.0  # its share of the test cell's points, relative to the cell's other cases (0: worth nothing)
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,9 @@ class Assignment:
         empty = sorted(set(self.tests) - {c.test for c in cases})
         if unknown or empty:
             problems.append(f"cases for cells that are not tests {unknown}; test cells without cases {empty}")
+        weightless = sorted(t for t in self.tests if not sum(c.weight for c in cases if c.test == t) > 0)
+        if weightless or any(c.weight < 0 for c in cases):
+            problems.append(f"test cells whose cases weigh nothing {weightless}, or a negative weight")
         strangers = sorted({c.call.fn for c in cases} - set(self.public.REFERENCE))
         if strangers:
             problems.append(f"cases about functions that are not graded: {strangers}")
@@ -230,11 +233,12 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
             results.append({"test": case.test, "name": case.name, "visible": case.visible,
                             "passed": passed, "message": message})
     for test in assignment.tests:
-        mine = [r for r in results if r["test"] == test]
-        share = assignment.points[test] / len(mine)
-        for r in mine:
+        mine = [(r, c.weight) for r, c in zip(results, cases) if r["test"] == test]
+        total = sum(weight for _, weight in mine)
+        shares = [assignment.points[test] * weight / total for _, weight in mine]
+        for (r, _), share in zip(mine, shares):
             r["points"] = round(share, 6)
-        got = 0.0 if test in zeroed else sum(share for r in mine if r["passed"])
+        got = 0.0 if test in zeroed else sum(share for (r, _), share in zip(mine, shares) if r["passed"])
         grades[test] = [round(got, 6), assignment.points[test], False]
     answers = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in submitted.cells
                if c.metadata.get("nbgrader", {}).get("grade_id") in assignment.manual}

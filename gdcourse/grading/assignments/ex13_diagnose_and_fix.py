@@ -235,7 +235,8 @@ def cause_case(name: str, right: bool, visible=False):
         if right:
             require(got == RIGHT[name], f"{name} does not name what breaks run {RUN[name]}")
     what = f"{name} names what breaks run {RUN[name]}" if right else f"{name} is one key of CAUSES"
-    return Case(f"test_{name}", what, value(name), check, visible)
+    # the format check is shown to the student but worth nothing: only the right cause earns the point
+    return Case(f"test_{name}", what, value(name), check, visible, weight=1.0 if right else 0.0)
 
 
 def _one(r, repeat=1):
