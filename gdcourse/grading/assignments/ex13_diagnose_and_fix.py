@@ -15,8 +15,11 @@ What is compared, as the exercise's statement says:
   step of epoch e uses exactly ``0.1 * 0.8**e`` (relative ``C_RTOL``), every other step of that epoch a
   rate between 0.8 times that and that; the training cross-entropy is below ``C_CE`` after 5 or more
   epochs; two calls give the same run.
-- ``fixed_run_d``: every logged loss matches a correct run's (relative ``D_RTOL`` plus ``D_ATOL``), the
-  trained logits too (within ``D_RTOL`` of the largest logit); the visible case also asks for a training
+- ``fixed_run_d``: every logged loss of the first epoch matches a correct run's (relative ``D_RTOL`` plus
+  ``D_ATOL``), every later one within ``D_LATE_RTOL``, and the trained logits are within ``D_LATE_RTOL``
+  of the largest logit. Training at a sharp temperature is chaotic: two correct implementations (or one
+  on one thread and on two) drift apart by about ten times per epoch, up to 1e-3 after five epochs,
+  while every mistake in the loss shows from the first step. The visible case also asks for a training
   cross-entropy below ``D_CE``. Hidden cases go down to temperature 1/1000, where logits reach thousands
   and a literal softmax overflows or underflows from the first step.
 
@@ -37,6 +40,7 @@ from gdcourse.data import load_digits_split, make_linear_data
 from gdcourse.grading.cases import Case, close, diagnose, kind, probe, require, value
 from gdcourse.models import mlp
 from gdcourse.monitor import GradNormTracker
+from gdcourse.runtime import torch_threads
 
 A_LIMIT = 0.5  # RMSE and mean gap on held-out houses, in units of the prices' spread
 SAME_RTOL = 1e-6  # two calls with the same seed
@@ -45,6 +49,7 @@ B_CE = 0.5
 C_RTOL = 1e-9
 C_CE = 1.0
 D_RTOL, D_ATOL = 1e-2, 1e-4
+D_LATE_RTOL = 1e-1  # after the first epoch, and the trained logits
 D_CE = 0.3
 
 CAUSES = ("lr_too_high", "unscaled_targets", "unnormalised_inputs", "gradients_accumulate",
@@ -196,6 +201,7 @@ def _report(history, rates, run, X, X_val) -> dict:
     return report
 
 
+@torch_threads(1)  # as in the sandbox: the student's run and the course's sum in the same order
 def training(fn, run, n, seed, options, repeat=1):
     """Train ``fn`` (a ``fixed_run_*``) on ``data(run, n, seed)`` with the keyword arguments ``options``,
     ``repeat`` times, torch's global generator set differently before each call (and left as it was).
@@ -397,11 +403,14 @@ def fix_d_case(n, seed, epochs=5, batch_size=32, temperature=None, name="", visi
                 else "the loss becomes inf or nan")
         require(_finite(report["grad_norm"]), "a gradient norm is not finite")
         want = _correct("d", n, seed, options)
-        close(losses, want["loss"], rtol=D_RTOL, atol=D_ATOL,
+        first = len(batches(len(y), batch_size))
+        close(losses[:first], want["loss"][:first], rtol=D_RTOL, atol=D_ATOL,
+              what="the logged losses of the first epoch (the mean cross-entropy of each batch at this temperature)")
+        close(losses, want["loss"], rtol=D_LATE_RTOL, atol=D_ATOL,
               what="the logged losses (the mean cross-entropy of each batch at this temperature)")
         got, logits = np.asarray(report["predict"], dtype=float), np.asarray(want["predict"], dtype=float)
         require(got.shape == logits.shape, "predict must give the 10 divided logits of each input")
-        require(np.isfinite(got).all() and np.abs(got - logits).max() <= D_RTOL * np.abs(logits).max(),
+        require(np.isfinite(got).all() and np.abs(got - logits).max() <= D_LATE_RTOL * np.abs(logits).max(),
                 "the trained model differs from a correct run's (predict gives model(X) / temperature)")
         if visible:
             ce = _ce(got, y)
