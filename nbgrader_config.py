@@ -1,18 +1,29 @@
 """nbgrader configuration for the course repository.
 
-solutions/ is nbgrader's source (reference solutions, visible and hidden
-tests); exercises/ is the student release generated from it and committed.
-Grading state (submitted/, autograded/, feedback/, the gradebook) never lives
-in the repository: by default under ~/.cache/gdcourse/grading, or wherever
-GDCOURSE_GRADING_DIR points. `gdcourse grade` sets its own per-run folder.
+solutions/ is nbgrader's source (reference solutions and visible tests; the
+hidden cases are in each assignment's cases.py, never released); exercises/ is
+the student release generated from it and committed. Grading state of the
+nbgrader exchange (submitted/, autograded/, feedback/, the gradebook) never
+lives in the repository: by default under ~/.cache/gdcourse/grading, or
+wherever GDCOURSE_GRADING_DIR points. `gdcourse grade` keeps everything in its
+--out folder, and `gdcourse formgrader OUT` writes OUT/nbgrader_config.py,
+which loads this file and then points every folder into OUT.
 """
 
 import os
+import sys
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 
 here = os.path.dirname(os.path.abspath(__file__))
 grading = os.environ.get("GDCOURSE_GRADING_DIR", os.path.expanduser("~/.cache/gdcourse/grading"))
+
+# What nbgrader's commands need on a fresh machine, run as .venv/bin/nbgrader without activating the venv:
+# the gradebook's folder (`nbgrader collect` does not make it) and this venv's `alembic` on PATH.
+os.makedirs(grading, exist_ok=True)
+scripts = os.path.dirname(sys.executable)
+if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 c.CourseDirectory.root = here
 c.CourseDirectory.source_directory = "solutions"

@@ -1,5 +1,6 @@
-"""The ``gdcourse`` command: grade a cohort, execute notebooks, build the book,
-regenerate the student release."""
+"""The ``gdcourse`` command: grade a cohort and carry it through the term (hand grading in
+formgrader, final grades, LMS files, feedback pages), start JupyterLab for students, execute
+notebooks, build the book, regenerate the student release."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ def _grade(args) -> int:
 
     out = Path(args.out or f"{args.assignment}-graded")
     limits = Limits(cell_seconds=args.cell_timeout, notebook_seconds=args.notebook_timeout, memory_mb=args.memory_mb)
-    bar = _progress_bar(args.quiet)
+    bar = _ProgressBar(args.quiet)
     try:
         rows = grade(args.assignment, args.submissions, out, course_root=args.root, jobs=args.jobs,
                      roster=args.roster, limits=limits, isolate=False if args.no_isolation else None,
-                     seed=args.seed, progress=bar)
-    except SandboxUnavailable as exc:
+                     seed=args.seed, due=args.due, canvas_column=args.canvas_column, progress=bar)
+    except (SandboxUnavailable, ValueError, FileNotFoundError) as exc:
         bar.close()
         print(f"gdcourse grade: {exc}", file=sys.stderr)
         return 2
@@ -30,19 +31,93 @@ def _grade(args) -> int:
     graded = sum(r.status == "graded" for r in rows)
     counts = ", ".join(f"{n} {status}" for status, n in sorted(Counter(r.status for r in rows).items()))
     print(f"{len(rows)} students: {graded} graded, {len(rows) - graded} not ({counts}).")
-    print(f"CSV: {out / 'grades.csv'}; feedback: {out / 'feedback'}; gradebook: {out / 'gradebook.db'}")
+    return _report(out, rows)
+
+
+def _report(out: Path, rows) -> int:
+    """What an instructor reads after grading: where the files are, what waits for them, every warning."""
+    from gdcourse.grading.grades import WARNINGS
+    pending = [r for r in rows if r.pending]
+    if pending:
+        print(f"{len(pending)} student(s) have written answers to grade by hand: gdcourse formgrader {out}")
+    lms = sorted(p.name for p in (out / "lms").glob("*.csv"))
+    print(f"CSV: {out / 'grades.csv'}" + (f"; LMS files: {', '.join(str(out / 'lms' / n) for n in lms)}" if lms else "")
+          + f"; feedback: {out / 'feedback'}")
+    warnings = (out / WARNINGS).read_text(encoding="utf-8").splitlines() if (out / WARNINGS).is_file() else []
+    if warnings:
+        print(f"{len(warnings)} warning(s), also in {out / WARNINGS}:")
+        for line in warnings:
+            print(f"  - {line}")
     return 0
 
 
-class _progress_bar:
-    """tqdm on stderr, one line per student printed above it."""
+def _grades(args) -> int:
+    from gdcourse.grading import grades
+    from gdcourse.grading.feedback import write_pages
+
+    out = Path(args.out)
+    try:
+        grades.update_intake(out, due=args.due, canvas_column=args.canvas_column)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"gdcourse grades: {exc}", file=sys.stderr)
+        return 2
+    rows = grades.final(out)
+    grades.write(out, rows)
+    write_pages(out)  # a page shows the same hand grades as the CSV
+    done = sum(not r.pending for r in rows)
+    print(f"{len(rows)} students: {done} with every point graded, {len(rows) - done} with points still to grade by hand.")
+    return _report(out, rows)
+
+
+def _feedback(args) -> int:
+    from gdcourse.grading.feedback import write_pages
+
+    try:
+        pages = write_pages(Path(args.out))
+    except FileNotFoundError as exc:
+        print(f"gdcourse feedback: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(pages)} feedback pages in {Path(args.out) / 'feedback'} (with the hand grades and comments)")
+    return 0
+
+
+def _formgrader(args) -> int:
+    from gdcourse.grading import formgrader
+    from gdcourse.grading.grades import read_intake
+
+    out = Path(args.out).resolve()
+    try:
+        assignment = read_intake(out)["assignment"]
+        server = formgrader.serve(out, args.root, port=args.port, token=args.token, open_browser=not args.no_browser)
+    except FileNotFoundError as exc:
+        print(f"gdcourse formgrader: {exc}", file=sys.stderr)
+        return 2
+    print(f"formgrader on {out / 'gradebook.db'}: {formgrader.login_url(args.port, server.token)}", flush=True)
+    print(f"the written answers of {assignment}: http://127.0.0.1:{args.port}/formgrader/manage_submissions/"
+          f"{assignment} (Ctrl-C stops the server; then run: gdcourse grades {args.out})", flush=True)
+    try:
+        return server.wait()
+    except KeyboardInterrupt:
+        server.terminate()
+        return server.wait()
+
+
+def _lab(args) -> int:
+    from gdcourse.lab import launch
+    return launch(args.paths, args.jupyter_args)
+
+
+class _ProgressBar:
+    """tqdm on stderr, out of the number of students to grade, one line per student printed above it."""
 
     def __init__(self, quiet: bool):
         from tqdm.auto import tqdm
         self.bar = None if quiet else tqdm(unit="student", file=sys.stderr, dynamic_ncols=True)
 
-    def __call__(self, line: str) -> None:
+    def __call__(self, line: str, total: int | None) -> None:
         if self.bar is not None:
+            if total and self.bar.total != total:
+                self.bar.total = total
             self.bar.update(1)
             self.bar.write(line, file=sys.stderr)
 
@@ -120,10 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("grade", help="autograde a cohort's submissions and export a CSV")
     p.add_argument("assignment", help="e.g. ex01-gd-loop")
-    p.add_argument("submissions", help="a folder (one folder or one .ipynb per student) or an LMS zip")
+    p.add_argument("submissions", help="a folder (one folder or one .ipynb per student, nbgrader's submitted/, "
+                   "an extracted LMS download) or an LMS zip (Moodle, Canvas, Blackboard)")
     p.add_argument("--out", help="grading folder (default: ./ASSIGNMENT-graded); re-running resumes in it")
     p.add_argument("--jobs", type=int, default=None, help="parallel graders (default: number of cores)")
-    p.add_argument("--roster", help="student ids, one per line or a CSV with a 'student' column")
+    p.add_argument("--roster", help="the term's students: ids one per line, a CSV with a 'student' column, "
+                   "Canvas's gradebook export or Moodle's grading worksheet")
+    p.add_argument("--due", help="due date and time, ISO 8601 (e.g. 2026-10-01T23:59); kept for later runs")
+    p.add_argument("--canvas-column", help="the assignment's column in Canvas's gradebook, e.g. 'Exercise 1 (4321)'")
     p.add_argument("--cell-timeout", type=int, default=300, help="seconds per cell or graded call (default 300)")
     p.add_argument("--notebook-timeout", type=int, default=900, help="seconds per notebook (default 900)")
     p.add_argument("--memory-mb", type=int, default=4096, help="memory per grader, kernel included (default 4096)")
@@ -133,6 +212,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the hidden cases' seed, to re-grade exactly (default: fresh each run, kept in results/)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_grade)
+
+    p = sub.add_parser("formgrader", help="open nbgrader's formgrader on a graded cohort, for the written answers")
+    p.add_argument("out", help="the grading folder of `gdcourse grade --out`")
+    p.add_argument("--port", type=int, default=8890)
+    p.add_argument("--token", help="the login token (default: a fresh one, printed)")
+    p.add_argument("--no-browser", action="store_true", help="print the address, do not open a browser")
+    p.set_defaults(func=_formgrader)
+
+    p = sub.add_parser("grades", help="final grades after hand grading: grades.csv, the LMS files, feedback pages")
+    p.add_argument("out", help="the grading folder of `gdcourse grade --out`")
+    p.add_argument("--due", help="change the due date (ISO 8601), e.g. 2026-10-01T23:59")
+    p.add_argument("--canvas-column", help="the assignment's column in Canvas's gradebook, e.g. 'Exercise 1 (4321)'")
+    p.set_defaults(func=_grades)
+
+    p = sub.add_parser("feedback", help="rebuild every feedback page with the hand grades and comments")
+    p.add_argument("out", help="the grading folder of `gdcourse grade --out`")
+    p.set_defaults(func=_feedback)
+
+    p = sub.add_parser("lab", help="JupyterLab for students, without nbgrader's instructor menus")
+    p.add_argument("paths", nargs="*", help="notebooks or folders to open")
+    p.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="after --: options for jupyter lab")
+    p.set_defaults(func=_lab)
 
     p = sub.add_parser("run-notebooks", help="execute notebooks with papermill and time them")
     p.add_argument("paths", nargs="*", help="notebooks or folders (default: book/ and solutions/)")

@@ -203,7 +203,7 @@ def cohort(tmp_path_factory, listener):
     course = _snapshot()
     limits = LIMITS
     start = time.perf_counter()
-    rows = grade(EX, subs, out, course_root=ROOT, jobs=2, limits=limits, roster=["absent"], progress=lambda _: None)
+    rows = grade(EX, subs, out, course_root=ROOT, jobs=2, limits=limits, roster=["absent"])
     seconds = time.perf_counter() - start
     time.sleep(0.5)
     left = [p for p in psutil.process_iter(["cmdline"]) if p.pid not in before and MARK in (p.info["cmdline"] or [])]
@@ -320,7 +320,7 @@ def test_a_forged_or_altered_result_is_graded_again(cohort):
     follower = cohort["followers"]["kernel-dies"]
     (out / "results" / f"{follower}.json").write_text('{"result": "{}", "mac": "0"}')
     rows = {r.student: r for r in grade(EX, cohort["subs"], out, course_root=ROOT, jobs=2, limits=LIMITS,
-                                        roster=["absent"], progress=lambda _: None)}
+                                        roster=["absent"])}
     assert (rows[student].status, rows[student].score) == ("crashed", 0.0)
     assert (rows[follower].status, rows[follower].score) == ("graded", cohort["rows"][follower].score)
 
@@ -337,8 +337,8 @@ def test_grading_refuses_without_a_sandbox_unless_told(monkeypatch, tmp_path):
     monkeypatch.setattr(sandbox, "availability", lambda: (False, "bwrap failed: setting up uid map: Permission denied."))
     submission(EX, solution_answers(EX), tmp_path / "subs", "ada")
     with pytest.raises(cohort_module.SandboxUnavailable, match="--no-isolation"):
-        grade(EX, tmp_path / "subs", tmp_path / "out", course_root=ROOT, progress=lambda _: None)
-    rows = grade(EX, tmp_path / "subs", tmp_path / "out", course_root=ROOT, isolate=False, progress=lambda _: None)
+        grade(EX, tmp_path / "subs", tmp_path / "out", course_root=ROOT)
+    rows = grade(EX, tmp_path / "subs", tmp_path / "out", course_root=ROOT, isolate=False)
     assert rows[0].score == AUTO and "graded without isolation" in rows[0].reason
 
 

@@ -114,7 +114,7 @@ def graded(tmp_path_factory):
             for gid in _covering(assignment):
                 submission(assignment, {k: v for k, v in reference.items() if k != gid}, cohort, f"stub-{gid}")
             out = tmp_path_factory.mktemp(f"{assignment}-graded")
-            rows = grade(assignment, cohort, out, course_root=ROOT, progress=lambda _: None)
+            rows = grade(assignment, cohort, out, course_root=ROOT)
             _GRADED[assignment] = {r.student: r for r in rows}
             _RESULTS[assignment] = stored_results(out)
         return _GRADED[assignment]

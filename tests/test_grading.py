@@ -28,13 +28,19 @@ def test_three_student_cohort_yields_the_expected_csv(tmp_path):
     with open(out / "grades.csv", newline="") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     assert list(rows) == ["ada", "grace", "linus"]
-    assert set(next(iter(rows.values()))) == {"student", "score", "max_score", "status", "reason"}
+    from gdcourse.grading.grades import CSV_FIELDS
+    assert tuple(next(iter(rows.values()))) == CSV_FIELDS
     assert (rows["ada"]["score"], rows["ada"]["max_score"], rows["ada"]["status"]) == ("7.0", "9.0", "graded")
-    assert rows["ada"]["reason"] == "2 point(s) await manual grading"
+    assert (rows["ada"]["auto_score"], rows["ada"]["manual_score"], rows["ada"]["pending"]) == ("7.0", "0.0", "2.0")
+    assert rows["ada"]["reason"] == "2 point(s) await manual grading (why_diverge)"
+    assert rows["ada"]["uploads"] == "1" and rows["ada"]["uploaded"][:4].isdigit()
     # grace: predict (1) and mse_loss (1) pass; the tests of unwritten functions fail
     assert (rows["grace"]["score"], rows["grace"]["status"]) == ("2.0", "graded")
     assert "test_gradients" in rows["grace"]["reason"] and "test_predict" not in rows["grace"]["reason"]
+    # grace's written answer is the release's stub: 0, said so, and nothing waits for the instructor
+    assert "written answer left empty: why_diverge" in rows["grace"]["reason"] and rows["grace"]["pending"] == "0.0"
     assert (rows["linus"]["score"], rows["linus"]["max_score"], rows["linus"]["status"]) == ("0.0", "9.0", "missing")
+    assert rows["linus"]["reason"] == "the student's folder is empty"
 
     for student in ("ada", "grace"):
         html = out / "feedback" / student / EX01 / f"{EX01}.html"
@@ -52,6 +58,7 @@ def test_unreadable_or_misplaced_submissions_get_a_row_not_a_crash(tmp_path):
     (cohort / "two-notebooks").mkdir()
     for name in ("a.ipynb", "b.ipynb"):
         (cohort / "two-notebooks" / name).write_text("{}")
-    rows = {r.student: r for r in grade(EX01, cohort, tmp_path / "out", course_root=ROOT, progress=lambda _: None)}
+    rows = {r.student: r for r in grade(EX01, cohort, tmp_path / "out", course_root=ROOT)}
     assert rows["broken"].status == "invalid notebook" and "JSON" in rows["broken"].reason
-    assert rows["two-notebooks"].status == "missing"
+    # two notebooks: the newest is graded (here neither is a notebook), and the row says there were two
+    assert rows["two-notebooks"].status == "invalid notebook" and "2 notebooks handed in" in rows["two-notebooks"].reason

@@ -24,25 +24,13 @@ import os
 import queue
 import secrets
 import shutil
-import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gdcourse.grading import export, sandbox
-from gdcourse.grading.intake import DEFAULT_ZIP_PATTERN, collect, notebook_problem, read_roster
-
-STATUSES = ("graded", "tampered", "flagged", "timed out", "crashed", "invalid notebook", "missing")
-NO_ISOLATION = "graded without isolation (--no-isolation)"
-
-
-@dataclass(frozen=True)
-class GradeRow:
-    student: str
-    score: float | None
-    max_score: float | None
-    status: str  # one of STATUSES
-    reason: str = ""
+from gdcourse.grading import export, grades, sandbox
+from gdcourse.grading.grades import STATUSES, GradeRow  # noqa: F401 (the row type and statuses, re-exported)
+from gdcourse.grading.intake import Roster, Student, collect, notebook_problem, read_roster
 
 
 @dataclass(frozen=True)
@@ -57,24 +45,28 @@ class SandboxUnavailable(RuntimeError):
 
 
 def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, course_root: Path | str = ".",
-          jobs: int | None = None, roster: Path | str | list[str] | None = None, limits: Limits = Limits(),
-          isolate: bool | None = None, zip_pattern: str = DEFAULT_ZIP_PATTERN, seed: int | None = None,
-          progress=print) -> list[GradeRow]:
-    """Grade every submission of ``assignment`` found in ``submissions`` (a folder or an LMS zip).
+          jobs: int | None = None, roster: Path | str | list[str] | Roster | None = None, limits: Limits = Limits(),
+          isolate: bool | None = None, seed: int | None = None, due: str | None = None,
+          canvas_column: str | None = None, progress=None) -> list[GradeRow]:
+    """Grade every submission of ``assignment`` found in ``submissions`` (a folder or an LMS download).
 
-    Writes into ``out_dir``: ``grades.csv`` (a row for every student found or
-    on the ``roster``), nbgrader's ``gradebook.db``, ``feedback/<student>/``
-    and ``autograded/<student>/``. ``isolate`` defaults to True; where no
-    sandbox can be made that raises :class:`SandboxUnavailable` with what
-    fixes it, unless ``isolate=False`` is chosen explicitly. ``seed`` fixes
-    the hidden inputs (default: fresh each run, recorded in every result).
+    Writes into ``out_dir``: ``grades.csv`` (a row for every student found or on the ``roster``),
+    the LMS grade files (``lms/``), ``warnings.txt``, nbgrader's ``gradebook.db`` (hand grades
+    made in formgrader are kept across re-runs), ``feedback/<student>/`` and ``autograded/<student>/``.
+    ``isolate`` defaults to True; where no sandbox can be made that raises
+    :class:`SandboxUnavailable` with what fixes it, unless ``isolate=False`` is chosen explicitly.
+    ``seed`` fixes the hidden inputs (default: fresh each run, recorded in every result). ``due``
+    (ISO time) decides lateness and ``canvas_column`` names the assignment in Canvas's file; both are
+    kept for later runs. ``progress(line, total)`` hears of each student as they finish.
     """
     from gdcourse.grading import cases as case_defs
 
+    progress = progress or _quiet
     course_root, out = Path(course_root).resolve(), Path(out_dir).resolve()
     source = course_root / "solutions" / assignment / f"{assignment}.ipynb"
     if not source.is_file():
         raise FileNotFoundError(f"unknown assignment {assignment!r}: no {source}")
+    grades.parse_due(due)  # a bad date stops here, before any work
     if isolate is None or isolate:
         ok, why = sandbox.availability()
         if not ok:
@@ -85,34 +77,36 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
     if module is None or public is None:
         raise FileNotFoundError(f"{assignment} has no cases to grade by: solutions/{assignment}/cases.py and "
                                 f"gdcourse.grading.assignments.{case_defs.module_name(assignment)} are both needed")
+    if isinstance(roster, (str, Path)):
+        roster = read_roster(roster)
+    elif isinstance(roster, list):
+        roster = Roster(tuple(Student(s) for s in sorted(set(roster))))
     out.mkdir(parents=True, exist_ok=True)
-    found = collect(submissions, assignment, work=out, zip_pattern=zip_pattern)
-    students = set(found)
-    if roster is not None:
-        students |= set(read_roster(roster) if isinstance(roster, (str, Path)) else roster)
+    found = collect(submissions, assignment, work=out, roster=roster)
+    for student, sub in found.submissions.items():  # a file that is not a notebook is a row, not a crash
+        if sub.notebook is not None and (problem := notebook_problem(sub.notebook)):
+            found.submissions[student] = replace(sub, notebook=None, status="invalid notebook",
+                                                 problem="; ".join(p for p in (problem, sub.problem) if p))
+    grades.save_intake(out, assignment, found, roster, due=due, canvas_column=canvas_column)
     settings = _fingerprint([source, source.parent / "cases.py", Path(public.__file__)], limits, isolate)
     results = out / "results"
     results.mkdir(exist_ok=True)
     key = _key(out)
 
-    rows: dict[str, GradeRow] = {}
     todo: list[tuple[str, Path, str]] = []
-    for student in sorted(students):
-        sub = found.get(student)
-        if sub is None:
-            rows[student] = GradeRow(student, 0.0, None, "missing", "on the roster, but no submission was found")
-        elif sub.notebook is None:
-            rows[student] = GradeRow(student, 0.0, None, sub.status or "missing", sub.problem or "no notebook found")
-        elif problem := notebook_problem(sub.notebook):
-            rows[student] = GradeRow(student, 0.0, None, "invalid notebook", problem)
+    rereview: dict[str, list[str]] = {}
+    total = sum(sub.notebook is not None for sub in found.submissions.values())
+    for student, sub in found.submissions.items():
+        if sub.notebook is None:
+            continue
+        digest = hashlib.sha256(sub.notebook.read_bytes()).hexdigest()
+        previous = _read_result(results / f"{student}.json", key)
+        if previous and previous.get("sha256") == digest and previous.get("settings") == settings:
+            progress(_line(student, previous, "(kept)"), total)
         else:
-            digest = hashlib.sha256(sub.notebook.read_bytes()).hexdigest()
-            previous = _read_result(results / f"{student}.json", key)
-            if previous and previous.get("sha256") == digest and previous.get("settings") == settings:
-                rows[student] = _row(student, previous)
-                progress(_line(rows[student], "(kept)"))
-            else:
-                todo.append((student, sub.notebook, digest))
+            todo.append((student, sub.notebook, digest))
+            if previous and previous.get("answers"):
+                rereview[student] = previous["answers"]
 
     template = out / "template"
     if todo or not (template / "gradebook.db").is_file():
@@ -128,18 +122,28 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
             result["settings"] = settings
             result["isolated"] = isolate
             _write_result(results / f"{student}.json", result, key)
-            rows[student] = _row(student, result)
-            progress(_line(rows[student]))
+            progress(_line(student, result), total)
 
-    from gdcourse.grading.export import assignment_max_score
-    max_score = assignment_max_score(template / "gradebook.db", assignment)
-    final = [r if r.max_score is not None else GradeRow(r.student, r.score, max_score, r.status, r.reason)
-             for _, r in sorted(rows.items())]
+    stored = stored_results(out)
+    changed = {s: _changed_answers(old, stored[s]) for s, old in rereview.items() if s in stored}
     export.gradebook(out / "gradebook.db", template / "gradebook.db", assignment,
-                     {s: _read_result(results / f"{s}.json", key) for s, r in rows.items()
-                      if r.status in ("graded", "tampered", "flagged")})
-    export.write_csv(final, out / "grades.csv")
-    return final
+                     {s: r for s, r in stored.items() if s in found.submissions and r.get("status") == "graded"},
+                     rereview=changed)
+    rows = grades.final(out, stored)
+    grades.write(out, rows)
+    from gdcourse.grading.feedback import write_pages
+    write_pages(out, stored)
+    return rows
+
+
+def _quiet(line: str, total: int | None) -> None:
+    pass
+
+
+def _changed_answers(old: list, new: dict) -> list[str]:
+    """The written answers that differ between two results of one student (to be graded by hand again)."""
+    before, after = dict(map(tuple, old)), dict(map(tuple, new.get("answers", [])))
+    return [gid for gid in new.get("written", []) if before.get(gid) != after.get(gid)]
 
 
 # --- results -----------------------------------------------------------------
@@ -196,33 +200,9 @@ def _write_result(path: Path, result: dict, key: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _row(student: str, r: dict) -> GradeRow:
-    tail = [] if r.get("isolated", True) else [NO_ISOLATION]
-    if r["status"] != "graded":
-        return GradeRow(student, 0.0, r.get("max_score"), r["status"], "; ".join([r.get("reason", ""), *tail]))
-    grades = r["grades"]
-    lost = [name for name, (score, top, manual) in grades.items() if not manual and top and (score or 0) < top]
-    manual = sum(top for _, (_, top, m) in grades.items() if m)
-    parts, status = [], "graded"
-    if r.get("tampered"):
-        status = "tampered"
-        parts.append("cells changed by the student: " + ", ".join(r["tampered"]) + " (graded with the released cells)")
-    if r.get("zeroed"):
-        status = "flagged" if status == "graded" else status
-        parts.append("; ".join(f"{test} scores 0: {', '.join(why)}" for test, why in r["zeroed"].items()))
-    if r.get("flags"):
-        status = "flagged" if status == "graded" else status
-        parts.append("for review: " + ", ".join(r["flags"]))
-    if lost:
-        parts.append("lost points in " + ", ".join(lost))
-    if manual:
-        parts.append(f"{manual:g} point(s) await manual grading")
-    return GradeRow(student, r["score"], r["max_score"], status, "; ".join(parts + tail))
-
-
-def _line(row: GradeRow, note: str = "") -> str:
-    score = "" if row.max_score is None else f"{row.score:g} / {row.max_score:g}"
-    return f"{row.student:24} {row.status:16} {score:12} {note}".rstrip()
+def _line(student: str, result: dict, note: str = "") -> str:
+    score = f"{result['score']:g} / {result['max_score']:g}" if result.get("status") == "graded" else ""
+    return f"{student:24} {result.get('status', ''):16} {score:12} {note}".rstrip()
 
 
 def _prepare(course_root: Path, template: Path, assignment: str, limits: Limits, settings: str) -> None:
@@ -230,11 +210,6 @@ def _prepare(course_root: Path, template: Path, assignment: str, limits: Limits,
             and (template / "gradebook.db").is_file():
         return
     from gdcourse.grading.export import prepare_template
-    # nbgrader runs the `alembic` script by name; with an un-activated venv
-    # (`.venv/bin/gdcourse grade ...`) it is not on PATH unless we put it there.
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     shutil.rmtree(template, ignore_errors=True)
     prepare_template(course_root, template, assignment)
     (template / "settings").write_text(settings)
@@ -283,18 +258,18 @@ def _parallel(todo, grade_one, jobs):
 def _judged(spec, out: Path, limits: Limits, isolate: bool, run_seed: int):
     import nbformat
 
-    from gdcourse.grading import feedback, integrity, judge
+    from gdcourse.grading import integrity, judge
+    from gdcourse.grading.feedback import MAX_ANSWER
 
     def grade_one(student: str, notebook: Path) -> dict:
         result = judge.grade(student, notebook, spec, out / "work" / student, run_seed=run_seed,
                              cell_seconds=limits.cell_seconds, notebook_seconds=limits.notebook_seconds,
                              memory_mb=limits.memory_mb, isolate=isolate)
         submitted = nbformat.read(notebook, as_version=4)
-        answers = [(c.metadata["nbgrader"]["grade_id"], c.source) for c in submitted.cells
-                   if c.metadata.get("nbgrader", {}).get("solution")]
-        page = out / "feedback" / student / spec.name / f"{spec.name}.html"
-        page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(feedback.page(student, spec.name, result, answers), encoding="utf-8")
+        # what the feedback page shows of the student's work, kept with the verdict (read as data)
+        result["answers"] = [[c.metadata["nbgrader"]["grade_id"], c.source[:MAX_ANSWER + 1]] for c in submitted.cells
+                             if c.metadata.get("nbgrader", {}).get("solution")]
+        result["written"] = sorted(spec.manual)
         graded = out / "autograded" / student / spec.name / f"{spec.name}.ipynb"
         graded.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(integrity.for_review(submitted, spec.release), graded)

@@ -1,17 +1,14 @@
-"""What leaves the grader: the CSV an instructor pastes into a gradebook, and
-nbgrader's own gradebook (for formgrader and `nbgrader export`), both rebuilt
-from the per-student results so that re-running never duplicates a grade.
-The gradebook starts from a template nbgrader makes once per cohort
-(:func:`prepare_template`), holding the assignment, its cells and points."""
+"""What the grader writes for other tools: CSV files a spreadsheet or an LMS reads safely, and
+nbgrader's own gradebook (for formgrader), updated from the per-student results so that
+re-running never duplicates a grade and never loses one given by hand. The gradebook starts
+from a template nbgrader makes once per cohort (:func:`prepare_template`), holding the
+assignment, its cells and points."""
 
 from __future__ import annotations
 
 import csv
 import os
-from dataclasses import asdict
 from pathlib import Path
-
-CSV_FIELDS = ("student", "score", "max_score", "status", "reason")
 
 
 def defused(value) -> str:
@@ -28,13 +25,15 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def write_csv(rows, path: Path) -> None:
+def write_csv(columns, rows: list[dict], path: Path) -> None:
+    """``rows`` (dicts) under ``columns``, every cell defused, written atomically (UTF-8, comma, CRLF as RFC 4180)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        writer = csv.DictWriter(f, fieldnames=list(columns))
         writer.writeheader()
         for r in rows:
-            writer.writerow({k: defused(v) for k, v in asdict(r).items()})
+            writer.writerow({k: defused(r.get(k)) for k in columns})
     os.replace(tmp, path)
 
 
@@ -62,36 +61,41 @@ def prepare_template(course_root: Path, template: Path, assignment: str) -> None
 
 def assignment_max_score(db: Path, assignment: str) -> float:
     from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{db}") as gb:
+    with Gradebook(f"sqlite:///{db}", course_id="gdcourse") as gb:
         return float(gb.find_assignment(assignment).max_score)
 
 
-def gradebook(db: Path, template_db: Path, assignment: str, results: dict[str, dict]) -> None:
+def gradebook(db: Path, template_db: Path, assignment: str, results: dict[str, dict], *,
+              rereview: dict[str, list[str]] | None = None) -> None:
     """Write every graded student's automatic scores into nbgrader's gradebook at ``db``.
 
-    Starts from the template (which holds the assignment and its cells) when
-    ``db`` does not exist yet; updates rows in place otherwise.
+    Starts from the template (which holds the assignment and its cells) when ``db`` does not exist
+    yet; updates rows in place otherwise. What formgrader set by hand (scores, overrides, extra
+    credit, comments) is kept, except that a written answer in ``rereview[student]`` (changed since
+    the last run) is queued for hand grading again, its earlier score still shown.
     """
     import shutil
     import warnings
 
     from nbgrader.api import Gradebook, MissingEntry
 
+    rereview = rereview or {}
     if not db.is_file():
         shutil.copyfile(template_db, db)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's own SQLAlchemy use
-        with Gradebook(f"sqlite:///{db}") as gb:
+        with Gradebook(f"sqlite:///{db}", course_id="gdcourse") as gb:
             for student, result in sorted(results.items()):
-                if not result or result.get("status") != "graded":
-                    continue
                 gb.update_or_create_student(student)
                 try:
                     gb.find_submission(assignment, student)
                 except MissingEntry:
                     gb.add_submission(assignment, student)
-                for name, (score, _, manual) in result["grades"].items():
+                for name, (score, _, by_hand) in result["grades"].items():
                     g = gb.find_grade(name, assignment, assignment, student)
-                    g.auto_score = None if manual else score
-                    g.needs_manual_grade = bool(manual)
+                    g.auto_score = None if by_hand else score
+                    if by_hand:  # a written answer: formgrader's rule, queued until a score is given
+                        g.needs_manual_grade = g.manual_score is None or name in rereview.get(student, ())
+                    else:
+                        g.needs_manual_grade = False
                 gb.db.commit()
