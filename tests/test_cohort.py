@@ -22,7 +22,6 @@ import psutil
 import pytest
 
 from gdcourse.grading import Limits, grade
-from gdcourse.grading.intake import collect, read_roster
 from submissions import solution_answers, submission
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -380,32 +379,6 @@ def test_a_batch_killed_with_sigkill_resumes_without_losing_or_duplicating(tmp_p
     with open(out / "grades.csv", newline="") as f:
         assert list(csv.DictReader(f)) == rows
     assert all(json.loads((out / "results" / f"{s}.json").read_text()) == kept[s] for s in first)
-
-
-def test_lms_zip_intake_takes_the_newest_attempt(tmp_path):
-    nb = (ROOT / "exercises" / EX / f"{EX}.ipynb").read_bytes()
-    archive = tmp_path / "canvas.zip"
-    with zipfile.ZipFile(archive, "w") as z:
-        z.writestr(zipfile.ZipInfo(f"ada_1001_55_{EX}.ipynb", (2026, 3, 1, 10, 0, 0)), b'{"old": 1}')
-        z.writestr(zipfile.ZipInfo(f"ada_LATE_1001_56_{EX}.ipynb", (2026, 3, 2, 9, 0, 0)), nb)
-        z.writestr(zipfile.ZipInfo(f"grace_1002_57_{EX}.ipynb", (2026, 3, 1, 11, 0, 0)), nb)
-        z.writestr(zipfile.ZipInfo(f"linus/{EX}.ipynb", (2026, 3, 1, 12, 0, 0)), nb)
-        z.writestr(zipfile.ZipInfo("__MACOSX/._ada_1001_55.ipynb", (2026, 3, 1, 12, 0, 0)), b"junk")
-        z.writestr(zipfile.ZipInfo("../../evil_1_2_x.ipynb", (2026, 3, 1, 12, 0, 0)), nb)
-    found = collect(archive, EX, work=tmp_path / "work")
-    assert sorted(found) == ["ada", "evil", "grace", "linus"]
-    assert found["ada"].notebook.read_bytes() == nb and "2 files" in found["ada"].problem
-    assert found["ada"].timestamp == "2026-03-02T09:00:00"
-    assert all(tmp_path / "work" in s.notebook.parents for s in found.values())  # nothing written outside
-
-
-def test_roster_formats(tmp_path):
-    (tmp_path / "a.txt").write_text("ada\ngrace\n\nada\n")
-    (tmp_path / "b.csv").write_text("name,student,email\nAda,ada,a@x\nGrace,grace,g@x\n")
-    assert read_roster(tmp_path / "a.txt") == read_roster(tmp_path / "b.csv") == ["ada", "grace"]
-    (tmp_path / "c.txt").write_text("ada\n../etc\n")
-    with pytest.raises(ValueError, match="not valid"):
-        read_roster(tmp_path / "c.txt")
 
 
 def test_instructor_guide_states_the_real_defaults():
