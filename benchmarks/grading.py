@@ -107,8 +107,7 @@ def main() -> None:
             students = cohort(assignment, args.per_assignment, subs)
             autograde_only, seq_seconds, seq_scores = nbgrader_sequential(assignment, subs, tmp / assignment / "nbgrader")
             start = time.perf_counter()
-            rows = grade(assignment, subs, tmp / assignment / "gdcourse", course_root=ROOT, jobs=args.jobs,
-                         )
+            rows = grade(assignment, subs, tmp / assignment / "gdcourse", course_root=ROOT, jobs=args.jobs)
             ours = time.perf_counter() - start
             our_scores = {r.student: r.score for r in rows}
             # right or untouched work scores the same in both; a wrong function's test cell scores 0 under

@@ -155,3 +155,149 @@ def test_a_graded_value_that_is_still_the_stub_is_not_run_and_named():
     report = check("ex13-diagnose-and-fix", namespace={})
     assert report.points == 0 and "cause_a is not defined yet" in str(report)
     assert "Run these cells first" in str(report)
+
+
+# --- written answers: graded by hand, counted apart, read from the notebook's file as last saved ---
+
+WRITTEN = "why_diverge"  # ex01's one written answer, 2 points
+ANSWER = "Past lr = 2 / lambda_max each step overshoots the minimum by more than it corrects, so the loss grows."
+
+
+@pytest.fixture
+def no_notebook(monkeypatch, tmp_path):
+    """A kernel that names no notebook file, in an empty working directory."""
+    from gdcourse.check import SESSION_ENV
+    monkeypatch.delenv(SESSION_ENV, raising=False)
+    work = tmp_path / "kernel-cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return tmp_path
+
+
+def in_vs_code(ns, path):
+    """``ns`` as VS Code's kernel holds it (the same dict: the functions' globals are the namespace)."""
+    ns["__vsc_ipynb_file__"] = str(path)
+    return ns
+
+
+def saved(folder, answers=None, student="student"):
+    from submissions import submission
+    return submission(ASSIGNMENT, answers or {}, folder, student)
+
+
+def test_an_untouched_written_answer_is_reported_empty(no_notebook):
+    path = saved(no_notebook)
+    report = check(ASSIGNMENT, namespace=in_vs_code(solution_namespace(), path))
+    assert report.written == ((WRITTEN, 2.0, "empty"),) and report.notebook_file == str(path)
+    assert str(report).splitlines()[-1] == (
+        "7 / 7 points from visible cases (hidden cases run when you are graded); 2 more points are graded "
+        f"by hand: your written answer {WRITTEN} is still empty (as last saved in {path.name})")
+
+
+def test_a_written_answer_is_reported_written(no_notebook):
+    path = saved(no_notebook, {WRITTEN: ANSWER})
+    report = check(ASSIGNMENT, namespace=in_vs_code(solution_namespace(), path))
+    assert report.written == ((WRITTEN, 2.0, "written"),)
+    assert str(report).endswith(f"; 2 more points are graded by hand (your written answer {WRITTEN} is written, "
+                                f"as last saved in {path.name})")
+    assert "still empty" not in str(report)
+
+
+def test_the_stub_is_compared_with_whitespace_normalised(no_notebook):
+    path = saved(no_notebook, {WRITTEN: "\n  YOUR ANSWER HERE   \n\n"})
+    report = check(ASSIGNMENT, namespace={"__vsc_ipynb_file__": str(path)})
+    assert report.written == ((WRITTEN, 2.0, "empty"),)
+
+
+def test_hand_graded_points_are_apart_from_the_automatic_ones(no_notebook):
+    ns = solution_namespace()
+    exec("def predict(X, w, b):\n    return X @ w\n", ns)  # 1 point lost
+    for answers, state in (({}, "empty"), ({WRITTEN: ANSWER}, "written")):
+        path = saved(no_notebook, answers, student=state)
+        report = check(ASSIGNMENT, namespace=in_vs_code(ns, path))
+        assert (report.points, report.max_points, report.hand_points) == (6, 7, 2), state
+        assert report.written[0][2] == state
+        assert "6 / 7 points from visible cases" in str(report) and "2 more points are graded by hand" in str(report)
+    # the written answer adds to neither count, written or not (the grader's points_per_function agrees)
+    from gdcourse.check import points_per_function
+    assert points_per_function(release_notebook(ASSIGNMENT))[-1] == (("written answer",), 2.0)
+
+
+def test_the_notebook_is_found_through_jpy_session_name(no_notebook, monkeypatch):
+    from gdcourse.check import SESSION_ENV
+    path = saved(no_notebook, {WRITTEN: ANSWER})
+    monkeypatch.setenv(SESSION_ENV, str(path))  # Jupyter Server: the absolute path
+    report = check(ASSIGNMENT, namespace={})
+    assert report.written == ((WRITTEN, 2.0, "written"),) and report.notebook_file == str(path)
+    # a path relative to the server's root, read from the kernel's folder (the notebook's)
+    # (a second, untouched copy in that folder: the name is what finds it, not a look around the folder)
+    monkeypatch.setenv(SESSION_ENV, f"course/exercises/{path.parent.name}/{path.name}")
+    (path.parent / "copy.ipynb").write_text(saved(no_notebook, student="other").read_text())
+    monkeypatch.chdir(path.parent)
+    report = check(ASSIGNMENT, namespace={})
+    assert report.written == ((WRITTEN, 2.0, "written"),) and Path(report.notebook_file).name == path.name
+
+
+def test_the_notebook_is_found_through_vs_codes_global(no_notebook):
+    path = saved(no_notebook)
+    report = check(ASSIGNMENT, namespace={"__vsc_ipynb_file__": str(path)})
+    assert report.notebook_file == str(path) and report.written[0][2] == "empty"
+
+
+def test_with_no_notebook_file_the_check_says_it_cannot_read_the_answers(no_notebook):
+    report = check(ASSIGNMENT, namespace=solution_namespace())  # Colab: no file, nothing in the kernel
+    assert report.written == ((WRITTEN, 2.0, "unknown"),) and report.notebook_file is None
+    assert (report.points, report.max_points, report.hand_points) == (7, 7, 2)
+    assert str(report).endswith("; 2 more points are graded by hand (the self-check cannot read your "
+                                "written answers here: check them yourself)")
+
+
+def test_a_stale_or_foreign_notebook_name_is_passed_over(no_notebook, monkeypatch):
+    from gdcourse.check import SESSION_ENV
+    from submissions import submission
+    other = submission("ex02-minibatch", {}, no_notebook, "other")  # a kernel started for another exercise
+    monkeypatch.setenv(SESSION_ENV, str(other))
+    assert check(ASSIGNMENT, namespace={}).written[0][2] == "unknown"
+    monkeypatch.setenv(SESSION_ENV, str(no_notebook / "renamed-since.ipynb"))  # gone
+    mine = saved(no_notebook, {WRITTEN: ANSWER})
+    report = check(ASSIGNMENT, namespace={"__vsc_ipynb_file__": str(other), "__session__": str(mine)})
+    assert report.notebook_file == str(mine) and report.written[0][2] == "written"
+
+
+def test_the_one_notebook_of_the_exercise_in_the_kernels_folder_is_read(no_notebook, monkeypatch):
+    """Older servers name no file; the kernel runs in the notebook's folder."""
+    path = saved(no_notebook)
+    monkeypatch.chdir(path.parent)
+    assert check(ASSIGNMENT, namespace={}).notebook_file == str(path.resolve())
+    saved(path.parent.parent, {WRITTEN: ANSWER}, student=path.parent.name + "/copy")  # a second copy there
+    (path.parent / "copy" / f"{ASSIGNMENT}.ipynb").rename(path.parent / "copy.ipynb")
+    assert check(ASSIGNMENT, namespace={}).written[0][2] == "unknown"  # which one? the check does not guess
+
+
+def test_a_deleted_written_answer_is_reported_missing(no_notebook):
+    path = saved(no_notebook)
+    nb = json.loads(path.read_text())
+    nb["cells"] = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") != WRITTEN]
+    path.write_text(json.dumps(nb))
+    report = check(ASSIGNMENT, namespace={"__vsc_ipynb_file__": str(path)})
+    assert report.written == ((WRITTEN, 2.0, "missing"),)
+    assert f"your written answer {WRITTEN} is missing from the notebook" in str(report)
+
+
+def test_a_test_cell_and_the_grader_leave_the_written_answers_alone(no_notebook, monkeypatch):
+    from gdcourse.check import GRADING_ENV
+    path = saved(no_notebook)
+    ns = in_vs_code(solution_namespace(), path)
+    report = check(ASSIGNMENT, "test_fit", namespace=ns)
+    assert report.written == () and "graded by hand" not in str(report)
+    monkeypatch.setenv(GRADING_ENV, "1")
+    report = check(ASSIGNMENT, namespace=ns)
+    assert report.skipped and report.written == () and "graded by hand" not in str(report)
+
+
+def test_several_written_answers_are_named_each(tmp_path):
+    from gdcourse.check import CheckReport
+    report = CheckReport("exNN", (), written=(("a", 1.0, "empty"), ("b", 2.0, "empty"), ("c", 1.0, "written")),
+                         notebook_file=str(tmp_path / "exNN.ipynb"))
+    assert str(report).endswith("; 4 more points are graded by hand: your written answers a (1 pt) and b (2 pt) "
+                                "are still empty; c (1 pt) is written (as last saved in exNN.ipynb)")

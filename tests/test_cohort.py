@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gdcourse.grading import export, grades, sandbox
-from gdcourse.grading.grades import STATUSES, GradeRow  # noqa: F401 (the row type and statuses, re-exported)
+from gdcourse.grading.grades import GradeRow
 from gdcourse.grading.intake import Roster, Student, collect, notebook_problem, read_roster
 
 

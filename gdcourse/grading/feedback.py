@@ -60,7 +60,8 @@ def page(student: str, assignment: str, result: dict, answers: list[tuple[str, s
     if status != "graded":
         parts.append(f"<p><strong>{clean(status)}</strong>: {clean(result.get('reason', ''))}</p>")
     else:
-        auto = [(g, v) for g, v in grades.items() if g not in written and g in {c["test"] for c in result["cases"]}]
+        # test cells in the notebook's order (the cases keep it; a stored result's dicts are sorted)
+        auto = [(g, grades[g]) for g in dict.fromkeys(c["test"] for c in result["cases"]) if g in grades and g not in written]
         got = sum(_auto_score(g, v, hand) for g, v in auto)
         top = sum(v[1] for _, v in auto)
         summary = [f"Automatic score: <strong>{got:g} / {top:g}</strong>."]
@@ -101,8 +102,8 @@ def page(student: str, assignment: str, result: dict, answers: list[tuple[str, s
         if grade_id in written and grade_id in grades:
             score, top = _written_mark(grade_id, grades[grade_id], hand)
             heading += f" <span class=note>({'not graded yet' if score is None else f'{score:g}'} / {top:g}"
-            heading += ", graded by hand)</span>" if grades[grade_id][2] or score is not None else \
-                ": left empty)</span>"
+            empty = not grades[grade_id][2] and hand.get(grade_id, {}).get("manual_score") is None
+            heading += ": left empty)</span>" if empty else ", graded by hand)</span>"
         body = math_html(source, MAX_ANSWER) if grade_id in written else clean(source, MAX_ANSWER)
         parts.append(f"<h3>{heading}</h3><pre>{body}</pre>")
         parts += _comment(hand.get(grade_id, {}))

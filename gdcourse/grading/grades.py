@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, fields
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from gdcourse.grading import export, lms
@@ -142,7 +142,9 @@ def _judged(student: str, r: dict, hand: dict, max_score: float | None) -> Grade
     written = set(r.get("written", ()))
     auto = manual = pending = extra = 0.0
     lost, waiting, overridden, empty = [], [], [], []
-    for name, (score, top, needs_hand) in r["grades"].items():
+    order = list(dict.fromkeys(c["test"] for c in r.get("cases", [])))  # the notebook's order (stored sorted)
+    cells = sorted(r["grades"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+    for name, (score, top, needs_hand) in cells:
         g = hand.get(name, {})
         extra += g.get("extra_credit") or 0.0
         by_hand = g.get("manual_score")
@@ -210,7 +212,7 @@ def hand_grades(db: Path, assignment: str) -> dict[str, dict[str, dict]]:
         return {}
     import warnings
 
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
     found: dict[str, dict[str, dict]] = {}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*not in session.*")
@@ -225,7 +227,6 @@ def hand_grades(db: Path, assignment: str) -> dict[str, dict[str, dict]]:
                         if c.manual_comment:
                             cells.setdefault(c.name, {})["comment"] = c.manual_comment
                 found[sub.student_id] = cells
-    del MissingEntry
     return found
 
 
@@ -320,7 +321,3 @@ def _atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

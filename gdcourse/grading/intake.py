@@ -144,9 +144,16 @@ def _collect(files: list[_File], assignment: str, work: Path | None, roster: Ros
     names: dict[str, str] = {}  # Blackboard username -> the full name in its .txt
     stamps: dict[str, datetime] = {}  # top folder -> nbgrader's timestamp.txt
     for f in files:
-        if _ignored(f.path):
+        if ".." in f.path.split("/"):  # a crafted zip entry: said, and never followed
+            warnings.append(f"{f.path}: a path that climbs out of its folder; not graded")
             continue
         entry = lms.classify(f.path)
+        if _ignored(f.path):
+            if entry and not _ignored(entry.key):  # a student whose only files are hidden still gets a row
+                groups.setdefault((entry.lms, entry.key), [(replace(entry, file=""), None)])
+            continue
+        if entry is None and f.symlink and "/" not in f.path:  # a student's folder that is a link
+            entry = lms.Entry("folder", f.path, f.path)
         if entry is None:
             warnings.append(f"{f.path}: the file name does not say whose it is; not graded")
             continue
@@ -315,6 +322,8 @@ def read_roster(path: Path | str) -> Roster:
     if not lines:
         raise ValueError(f"roster {path} is empty")
     if "," not in lines[0]:
+        if lines[0].lower() in ("student", "student_id", "id"):  # a one-column CSV's header
+            lines = lines[1:]
         students = [Student(s) for s in dict.fromkeys(lines)]
         return Roster(_valid(students, path), "list")
     reader = csv.DictReader(io.StringIO(text))
@@ -323,7 +332,9 @@ def read_roster(path: Path | str) -> Roster:
     if {"Identifier", "Full name"} <= set(header):
         return Roster(_valid([_moodle_student(r) for r in rows], path), "moodle", header)
     if {"Student", "ID"} <= set(header):
-        rows = [r for r in rows if not (r.get("Student") or "").strip().startswith("Points Possible")]
+        # not students: the Points Possible row, and the Test Student Canvas adds to every course
+        rows = [r for r in rows if not (r.get("Student") or "").strip().startswith("Points Possible")
+                and (r.get("Student") or "").strip() != "Student, Test"]
         return Roster(_valid([_canvas_student(r) for r in rows], path), "canvas", header)
     cols = {h: _ALIASES[h.strip().lower()] for h in header if h and h.strip().lower() in _ALIASES}
     if "id" not in cols.values():

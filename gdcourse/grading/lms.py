@@ -12,7 +12,8 @@ into the name:
   calls ``Participant <n>`` (not the user id). Under blind marking the name
   is ``Participant``. The archive's times are the download's, not the uploads'.
 - Canvas: ``<lastnamefirstname>_[LATE_]<user id>_<file id>_<file>``, the name
-  lower-cased with everything but letters and digits removed.
+  lower-cased with everything but letters and digits removed (``[LATE_]anon_<id>_<file id>_<file>``,
+  with no name, under anonymous grading).
 - Blackboard: ``<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>[_<file>]``
   (the bare ``.txt`` of an attempt holds ``Name: First Last (username)``).
 - Otherwise nbgrader's conventions: a folder per student (``submitted/``
@@ -36,7 +37,9 @@ STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+\-]*$")
 
 _MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_?$")
 _MOODLE_FILE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.+)$")
-_CANVAS = re.compile(r"^(?P<name>[^_/]+)_(?:(?P<late>LATE)_)?(?P<id>\d+)_(?P<sub>\d+)_(?P<file>.+)$")
+# anonymous grading: no name, and "anon_<anonymous id>" for the user id
+_CANVAS = re.compile(r"^(?:(?P<name>[^_/]+)_)??(?:(?P<late>LATE)_)?(?P<id>\d+|anon_[A-Za-z0-9]+)_"
+                     r"(?P<sub>\d+)_(?P<file>.+)$")
 _BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<user>[^_/]+)_attempt_"
                          r"(?P<date>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file>.+)|\.txt)?$")
 _ZIP_COLLECT = re.compile(r"^(?P<student>[A-Za-z0-9.\-]+)_.+$")
@@ -113,8 +116,8 @@ def slug(name: str) -> str:
 
 def student_id(entry: Entry) -> str:
     """The id a student found in a download gets when no roster names them."""
-    if entry.lms in ("folder", "blackboard") and STUDENT_ID.match(entry.key):
-        return entry.key
+    if entry.lms == "folder" or (entry.lms == "blackboard" and STUDENT_ID.match(entry.key)):
+        return entry.key  # a folder's name, valid or not: intake gives an invalid one an "invalid notebook" row
     base = slug(entry.name or "")
     return "-".join(p for p in (base or entry.lms, entry.lms_id or slug(entry.key)) if p)
 
