@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -23,8 +25,6 @@ def first_below(losses, threshold: float) -> int | None:
 # Sweep the learning rate up exponentially during a short run and watch the
 # (smoothed) loss: it falls while the rate is useful and blows up once the rate
 # passes what the curvature allows.
-
-from dataclasses import dataclass  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -85,12 +85,6 @@ def pick_device(requested: str | None = None) -> str:
     return choice
 
 
-def describe() -> str:
-    """One line saying where this kernel runs, for the top of a notebook."""
-    where = "Colab" if in_colab() else ("CI" if in_ci() else "local")
-    return f"{where} · Python {sys.version.split()[0]} · NumPy {np.__version__} · device {pick_device()}"
-
-
 COLAB_GPU_HINT = ("No GPU in this Colab runtime, so everything runs on the CPU (fine for this course). "
                   "To run the sections marked GPU: Runtime > Change runtime type > a GPU, then Runtime > Run all.")
 
