@@ -95,11 +95,17 @@ def _formgrader(args) -> int:
     print(f"formgrader on {out / 'gradebook.db'}: {formgrader.login_url(args.port, server.token)}", flush=True)
     print(f"the written answers of {assignment}: http://127.0.0.1:{args.port}/formgrader/manage_submissions/"
           f"{assignment} (Ctrl-C stops the server; then run: gdcourse grades {args.out})", flush=True)
+    import signal
+
+    def stop(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)  # `kill` stops the server too, not only Ctrl-C
     try:
         return server.wait()
     except KeyboardInterrupt:
         server.terminate()
-        return server.wait()
+        server.wait(timeout=30)
+        return 0
 
 
 def _lab(args) -> int:

@@ -154,8 +154,10 @@ def moodle(term):
     try:
         seen = _formgrader_in_a_browser(port, out)
     finally:
-        os.killpg(server.pid, 15)
-        server.wait(timeout=30)
+        os.kill(server.pid, 15)  # the instructor stops the command (bash execs it): the server goes with it
+        server.wait(timeout=60)
+    with pytest.raises(OSError):  # nothing is left serving
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=3)
     assert _repo_state() == before, "formgrader wrote into the checkout"
     # the second hand grade through nbgrader's gradebook API, as formgrader's grade handler does
     _set_by_hand(out, "wang", "why_diverge", 0.0, "The answer cell is empty.")

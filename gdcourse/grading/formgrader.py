@@ -77,8 +77,8 @@ def serve(out: Path | str, course_root: Path | str, *, port: int = 8890, token: 
         raise FileNotFoundError(f"{out} has no gradebook.db: grade the cohort first (gdcourse grade ... --out {out})")
     write_config(out, Path(course_root))
     token = token or secrets.token_hex(16)
-    server = subprocess.Popen(command(out, port=port, token=token, open_browser=open_browser), cwd=out,
-                              start_new_session=True)
+    # in the caller's process group: Ctrl-C or a signal to the group stops the server with the command
+    server = subprocess.Popen(command(out, port=port, token=token, open_browser=open_browser), cwd=out)
     server.token = token
     return server
 
