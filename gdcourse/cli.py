@@ -157,7 +157,7 @@ def _run_notebooks(args) -> int:
 
 
 def _book(args) -> int:
-    from gdcourse.book import build_html, stage
+    from gdcourse.build import build_html, stage
     from gdcourse.notebooks import discover, report, run_all
 
     staged = Path("_build") / f"book-{args.profile}"
@@ -172,7 +172,8 @@ def _book(args) -> int:
 
 
 def _setup_cells(args) -> int:
-    from gdcourse.notebooks import discover, write_setup_cells
+    from gdcourse.notebooks import discover
+    from gdcourse.setup_cell import write_setup_cells
 
     paths = discover(args.root, dirs=("book", "solutions", "exercises"))
     changed = write_setup_cells(paths, check=args.check)
@@ -259,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1)
     p.set_defaults(func=_book)
 
-    p = sub.add_parser("setup-cells", help="write gdcourse.notebooks.SETUP_CELL into every notebook")
+    p = sub.add_parser("setup-cells", help="write gdcourse.setup_cell.SETUP_CELL into every notebook")
     p.add_argument("--check", action="store_true", help="only report notebooks whose setup cell differs")
     p.set_defaults(func=_setup_cells)
 

@@ -1,6 +1,6 @@
 """What training costs: the bytes an optimizer step must read and write per
 parameter; the memory held by parameters, gradients, optimizer state and the
-activations saved for backward; and timing that a busy machine cannot skew.
+activations saved for backward (timing is :mod:`gdcourse.timing`).
 
 The traffic figures are the minimum of a single fused pass over the tensors;
 a for-loop implementation also reads and writes intermediate results, which is
@@ -9,9 +9,6 @@ why it is slower than the table says (chapter 18 measures by how much).
 
 from __future__ import annotations
 
-import random
-import statistics
-import time
 import weakref
 from dataclasses import dataclass
 
@@ -155,29 +152,3 @@ class SavedTensors:
 
     def __exit__(self, *exc):
         return self._hooks.__exit__(*exc)
-
-
-# --- timing -------------------------------------------------------------------
-
-def interleaved_timings(fns: dict, *, repeats: int = 20, warmup: int = 2, seed: int = 0) -> dict:
-    """Median seconds per call of each function, measured in a shuffled interleaved order.
-
-    Interleaving spreads a noisy neighbour (another process, frequency scaling)
-    over all candidates instead of penalising whichever ran during the noise;
-    the median ignores the odd slow call.
-    """
-    if repeats < 1:
-        raise ValueError("repeats must be at least 1")
-    for fn in fns.values():
-        for _ in range(warmup):
-            fn()
-    rng = random.Random(seed)
-    times = {name: [] for name in fns}
-    for _ in range(repeats):
-        order = list(fns)
-        rng.shuffle(order)
-        for name in order:
-            start = time.perf_counter()
-            fns[name]()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}

@@ -11,6 +11,23 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# The slow tier, which `make check` leaves out: a test is slow when it uses one of these fixtures
+# (they grade cohorts, execute notebooks, build the book or drive a browser) or is marked slow itself.
+SLOW_FIXTURES = {
+    "executed_ci", "built_book",  # here: every notebook at CI parameters; the HTML book
+    "graded",  # test_exercises: every variant of an assignment graded as a cohort
+    "cohort",  # test_cohort: the adversarial cohort
+    "browsed",  # test_site: every page in Chromium
+    "term", "moodle",  # test_term: an instructor's term, formgrader in Chromium
+    "pages",  # test_lab: a student's JupyterLab in Chromium
+}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def root() -> Path:
@@ -57,7 +74,7 @@ SITE_ENV = "GDCOURSE_SITE"
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory, request):
     """The HTML book built with -W from the CI-executed chapters (or $GDCOURSE_SITE)."""
-    from gdcourse.book import build_html, stage
+    from gdcourse.build import build_html, stage
 
     if os.environ.get(SITE_ENV):
         site = Path(os.environ[SITE_ENV]).resolve()

@@ -7,7 +7,8 @@ from pathlib import Path
 import yaml
 
 from book_toc import toc_files
-from gdcourse.notebooks import REPOSITORY, discover, needs_gpu
+from gdcourse.notebooks import discover, needs_gpu
+from gdcourse.setup_cell import REPOSITORY
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())

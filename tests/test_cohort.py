@@ -345,6 +345,7 @@ def _cli(*args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 
 
+@pytest.mark.slow
 def test_a_batch_killed_with_sigkill_resumes_without_losing_or_duplicating(tmp_path):
     EX = "ex01-gd-loop"  # 7 automatic points; fit's test is worth 2
     ok = solution_answers(EX)

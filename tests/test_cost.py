@@ -64,7 +64,7 @@ def test_saved_tensors_counts_activations_until_backward_frees_them():
 
 def test_interleaved_timings_rank_a_slow_function_slower():
     import time
-    from gdcourse.cost import interleaved_timings
+    from gdcourse.timing import interleaved_timings
     t = interleaved_timings({"fast": lambda: None, "slow": lambda: time.sleep(0.002)}, repeats=5)
     assert t["slow"] > 0.0015 > t["fast"]
     with pytest.raises(ValueError):

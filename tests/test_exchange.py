@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from submissions import solution_answers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +34,7 @@ def _run(command: str, cwd: Path, home: Path) -> str:
     return proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_release_fetch_submit_collect_grade_on_a_fresh_machine(tmp_path):
     import nbformat
     from test_term import _repo_state

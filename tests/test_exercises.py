@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
 
 
+@pytest.mark.slow  # nbgrader generates each release again
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_release_is_current(assignment, tmp_path):
     nbgrader = Path(sys.executable).with_name("nbgrader")

@@ -8,7 +8,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gdcourse.notebooks import SETUP_CELL, discover, execute, parameters_for, report
+from gdcourse.notebooks import discover, execute, parameters_for, report
+from gdcourse.setup_cell import SETUP_CELL
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = discover(ROOT)
@@ -63,7 +64,7 @@ def test_notebook_conventions(path):
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert not any(c.get("outputs") for c in code), "commit notebooks without outputs; CI executes them"
     setup = [c for c in code if "setup" in c.get("metadata", {}).get("tags", [])]
-    assert len(setup) == 1 and "".join(setup[0]["source"]) == SETUP_CELL, "the setup cell must be gdcourse.notebooks.SETUP_CELL"
+    assert len(setup) == 1 and "".join(setup[0]["source"]) == SETUP_CELL, "the setup cell must be gdcourse.setup_cell.SETUP_CELL"
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
     ci = nb["metadata"].get("gdcourse", {}).get("ci_parameters")
     assert isinstance(ci, dict), "metadata.gdcourse.ci_parameters must exist (it may be empty)"

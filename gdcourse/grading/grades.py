@@ -98,7 +98,8 @@ def parse_due(text: str | None) -> datetime | None:
     if not text:
         return None
     try:
-        when = datetime.fromisoformat(text)
+        # a trailing Z (UTC) as Python 3.11 reads it; 3.10's fromisoformat does not
+        when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
     except ValueError:
         raise ValueError(f"--due {text!r}: give an ISO date and time, e.g. 2026-10-01T23:59") from None
     if len(text) == 10:

@@ -78,18 +78,20 @@ def cases(rng):
     yield eigenvalue_case({"kind": "mlp", "seed": seed, "sizes": [6, 7, 2], "n": 24},
                           seed=seed % 5, name="another tanh MLP: the top eigenvalue of the full Hessian")
 
-    # negative curvature: the largest eigenvalue is the most positive one, with its sign
+    # negative curvature: the largest eigenvalue is the most positive one, with its sign. Shifted by the
+    # most negative one, the top two are at most 0.8 apart in ratio: 100 iterations converge from any start
+    # (closer ones failed a correct power iteration from one start in a few hundred)
     scale = float(10 ** rng.uniform(-2, 2))
     yield eigenvalue_case({"kind": "quadratic", "seed": _seed(rng),
                            "eigenvalues": [scale * x for x in (-0.5, -3.0, -3.5, -8.0, -4.0, -5.0, -6.0, -7.0)]},
                           seed=_seed(rng), test="test_top_eigenvalue_negative",
                           name="every eigenvalue negative: the largest is the one closest to zero")
     yield eigenvalue_case({"kind": "quadratic", "seed": _seed(rng),
-                           "eigenvalues": [scale * x for x in (0.0, -0.5, -1.0, -2.0, -4.0, -3.0, -6.0, -2.5)]},
+                           "eigenvalues": [scale * x for x in (0.0, -2.0, -2.5, -3.0, -4.0, -3.5, -6.0, -2.8)]},
                           seed=_seed(rng), test="test_top_eigenvalue_negative",
                           name="the largest eigenvalue exactly 0, every other one negative")
     yield eigenvalue_case({"kind": "quadratic", "seed": _seed(rng),
-                           "eigenvalues": [scale * x for x in (2.0, 1.0, 0.5, -0.3, -1.2, -4.0, -6.0, -12.0)]},
+                           "eigenvalues": [scale * x for x in (2.0, -0.8, -1.0, -1.2, -3.0, -4.0, -6.0, -12.0)]},
                           seed=_seed(rng), test="test_top_eigenvalue_negative",
                           name="a negative eigenvalue six times larger in magnitude than the largest one")
     seed = int(rng.choice(BOWL))

@@ -16,12 +16,15 @@ What is compared, as the exercise's statement says:
   rate between 0.8 times that and that; the training cross-entropy is below ``C_CE`` after 5 or more
   epochs; two calls give the same run.
 - ``fixed_run_d``: every logged loss of the first epoch matches a correct run's (relative ``D_RTOL`` plus
-  ``D_ATOL``), every later one within ``D_LATE_RTOL``, and the trained logits are within ``D_LATE_RTOL``
-  of the largest logit. Training at a sharp temperature is chaotic: two correct implementations (or one
-  on one thread and on two) drift apart by about ten times per epoch, up to 1e-3 after five epochs,
-  while every mistake in the loss shows from the first step. The visible case also asks for a training
-  cross-entropy below ``D_CE``. Hidden cases go down to temperature 1/1000, where logits reach thousands
-  and a literal softmax overflows or underflows from the first step.
+  ``D_ATOL``), where every mistake in the loss shows from the first step. Training at a sharp temperature
+  is chaotic: two correct implementations (or one on one thread and on two) drift apart batch by batch,
+  by a few per cent per logged loss after five epochs. So later epochs are compared by their mean loss
+  (relative ``D_EPOCH_RTOL``; correct variants over 150 draws stayed within a tenth of it), and the
+  trained logits by their scale (the largest |logit| within a factor ``D_SCALE``, which a predict without
+  the temperature misses by 20 or more) and their classes (the same argmax on ``D_AGREE`` of the inputs).
+  The visible case also asks for a training cross-entropy below ``D_CE``. Hidden cases go down to
+  temperature 1/1000, where logits reach thousands and a literal softmax overflows or underflows from the
+  first step.
 
 A correct run is the course's (``REFERENCE``), trained on the trusted side from the same data and seed.
 """
@@ -49,7 +52,8 @@ B_CE = 0.5
 C_RTOL = 1e-9
 C_CE = 1.0
 D_RTOL, D_ATOL = 1e-2, 1e-4
-D_LATE_RTOL = 1e-1  # after the first epoch, and the trained logits
+D_EPOCH_RTOL = 5e-2  # each later epoch's mean loss
+D_SCALE, D_AGREE = 1.25, 0.8  # the trained logits: their largest |logit|, the classes they predict
 D_CE = 0.3
 
 CAUSES = ("lr_too_high", "unscaled_targets", "unnormalised_inputs", "gradients_accumulate",
@@ -388,12 +392,20 @@ def fix_d_case(n, seed, epochs=5, batch_size=32, temperature=None, name="", visi
         first = len(batches(len(y), batch_size))
         close(losses[:first], want["loss"][:first], rtol=D_RTOL, atol=D_ATOL,
               what="the logged losses of the first epoch (the mean cross-entropy of each batch at this temperature)")
-        close(losses, want["loss"], rtol=D_LATE_RTOL, atol=D_ATOL,
-              what="the logged losses (the mean cross-entropy of each batch at this temperature)")
+        per_epoch = lambda values: np.asarray(values[:epochs * first], dtype=float).reshape(epochs, first).mean(axis=1)
+        close(per_epoch(losses), per_epoch(want["loss"]), rtol=D_EPOCH_RTOL,
+              what="the mean logged loss of each epoch (the mean cross-entropy of each batch at this temperature)")
         got, logits = np.asarray(report["predict"], dtype=float), np.asarray(want["predict"], dtype=float)
         require(got.shape == logits.shape, "predict must give the 10 divided logits of each input")
-        require(np.isfinite(got).all() and np.abs(got - logits).max() <= D_LATE_RTOL * np.abs(logits).max(),
-                "the trained model differs from a correct run's (predict gives model(X) / temperature)")
+        require(np.isfinite(got).all(), "predict gives logits that are not finite")
+        top, want_top = np.abs(got).max(), np.abs(logits).max()
+        require(want_top / D_SCALE <= top <= want_top * D_SCALE,
+                f"the trained logits' largest |logit| is {top:.4g}, a correct run's {want_top:.4g}: predict gives "
+                "model(X) / temperature" if visible else "the trained logits are not at a correct run's scale "
+                                                          "(predict gives model(X) / temperature)")
+        agree = float(np.mean(got.argmax(axis=1) == logits.argmax(axis=1)))
+        require(agree >= D_AGREE, f"the trained model predicts a correct run's class on {agree:.0%} of the inputs "
+                                  f"(at least {D_AGREE:.0%} expected)")
         if visible:
             ce = _ce(got, y)
             require(ce < D_CE, f"training cross-entropy after {epochs} epochs is {ce:.3g}; a fixed run gets well below {D_CE}")
