@@ -84,13 +84,6 @@ def top_eigenvalue(f, params: dict, *, iters: int = 100, tol: float = 1e-6, seed
     return estimate
 
 
-def stable_lr(lam_max: float) -> float:
-    """The largest learning rate for which gradient descent on the local quadratic does not diverge."""
-    if lam_max <= 0:
-        raise ValueError(f"the bound needs positive curvature, got λmax = {lam_max}")
-    return 2.0 / lam_max
-
-
 def sharpness(f, params: dict, *, radius: float = 1e-2, samples: int = 20, seed: int = 0) -> float:
     """Average loss increase when every parameter tensor is moved in a random direction
     of norm ``radius`` × its own norm (a filter-normalised random probe, so layers of

@@ -50,35 +50,52 @@ class RangeTest:
         return self.lr_at_minimum / 10
 
 
-def lr_range_test(loss_and_grads, params, optimizer, *, lr_min: float = 1e-7, lr_max: float = 10.0,
-                  steps: int = 100, smoothing: float = 0.98, stop_factor: float = 4.0) -> RangeTest:
-    """Run ``steps`` updates with the learning rate growing from ``lr_min`` to ``lr_max``.
+def range_test(trial, *, lr_min: float = 1e-7, lr_max: float = 10.0, steps: int = 100,
+               smoothing: float = 0.98, stop_factor: float = 4.0) -> RangeTest:
+    """The learning-rate range test, whatever runs the steps (the defaults are fastai's).
 
-    ``loss_and_grads(params) -> (loss, grads)`` evaluates one (mini-)batch;
-    ``optimizer`` follows the :mod:`gdcourse.optim` contract. ``params`` are
-    copied, never modified. The run stops early once the smoothed loss exceeds
-    ``stop_factor`` times its best value or stops being finite.
+    ``trial(lr)`` returns the loss of the current weights, then takes one step at
+    rate ``lr``. The rate grows geometrically from ``lr_min`` to ``lr_max`` over
+    ``steps`` trials; the sweep stops once the smoothed loss exceeds
+    ``stop_factor`` times its best value or the loss stops being finite. Used
+    through :func:`lr_range_test` (NumPy, chapter 7) and
+    :func:`gdcourse.monitor.lr_range_test` (PyTorch, chapter 16).
     """
     if not 0 < lr_min < lr_max:
         raise ValueError(f"need 0 < lr_min < lr_max, got {lr_min}, {lr_max}")
     if steps < 2:
         raise ValueError("steps must be at least 2")
-    params = [np.array(p, dtype=float) for p in params]
-    state = optimizer.init(params)
     schedule = lr_min * (lr_max / lr_min) ** (np.arange(steps) / (steps - 1))
     lrs, losses, smoothed = [], [], []
     avg, best = 0.0, np.inf
     for t, lr in enumerate(schedule):
-        loss, grads = loss_and_grads(params)
-        loss = float(loss)
+        loss = float(trial(float(lr)))
         if not np.isfinite(loss):
             break
         avg = smoothing * avg + (1 - smoothing) * loss
         value = avg / (1 - smoothing ** (t + 1))
-        lrs.append(lr), losses.append(loss), smoothed.append(value)
+        lrs.append(float(lr)), losses.append(loss), smoothed.append(value)
         if value > stop_factor * best:
             break
         best = min(best, value)
-        with np.errstate(over="ignore", invalid="ignore"):
-            params, state = optimizer.step(params, grads, state, lr=float(lr))
     return RangeTest(np.array(lrs), np.array(losses), np.array(smoothed))
+
+
+def lr_range_test(loss_and_grads, params, optimizer, **sweep) -> RangeTest:
+    """:func:`range_test` on NumPy parameters (keyword arguments as there).
+
+    ``loss_and_grads(params) -> (loss, grads)`` evaluates one (mini-)batch;
+    ``optimizer`` follows the :mod:`gdcourse.optim` contract. ``params`` are
+    copied, never modified.
+    """
+    params = [np.array(p, dtype=float) for p in params]
+    state = optimizer.init(params)
+
+    def trial(lr):
+        nonlocal state
+        loss, grads = loss_and_grads(params)
+        with np.errstate(over="ignore", invalid="ignore"):  # the step after the last loss may overflow
+            optimizer.step(params, grads, state, lr=lr)
+        return loss
+
+    return range_test(trial, **sweep)

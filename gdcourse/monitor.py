@@ -1,4 +1,4 @@
-"""Watching a PyTorch run: gradient norms per step and per layer, the first
+"""Watching a PyTorch run: the gradient norm, per step and per layer, the first
 module whose output stops being finite, and the learning-rate range test for
 a model and a torch optimizer."""
 
@@ -7,10 +7,26 @@ from __future__ import annotations
 import copy
 import math
 
-import numpy as np
 import torch
 
-from gdcourse.diagnostics import RangeTest
+from gdcourse.diagnostics import RangeTest, range_test
+
+
+@torch.no_grad()
+def _norms(parameters) -> list[float]:
+    """Each parameter's gradient norm, in float64 (NaN where there is no gradient)."""
+    return [math.nan if p.grad is None else float(torch.linalg.vector_norm(p.grad.detach(), dtype=torch.float64))
+            for p in parameters]
+
+
+def _global(norms) -> float:
+    return math.sqrt(sum(n * n for n in norms if not math.isnan(n)))
+
+
+def grad_norm(parameters) -> float:
+    """The global L2 norm of the gradients, the one ``clip_grad_norm_`` clips (parameters without a
+    gradient are skipped). The NumPy counterpart is :func:`gdcourse.clipping.global_norm`."""
+    return _global(_norms(parameters))
 
 
 class GradNormTracker:
@@ -24,15 +40,11 @@ class GradNormTracker:
         self.global_norms: list[float] = []
         self.per_parameter: dict[str, list[float]] = {n: [] for n in self.names}
 
-    @torch.no_grad()
     def record(self) -> float:
-        squares = 0.0
-        for name, p in zip(self.names, self._params):
-            norm = math.nan if p.grad is None else float(p.grad.detach().float().norm())
+        norms = _norms(self._params)
+        for name, norm in zip(self.names, norms):
             self.per_parameter[name].append(norm)
-            if p.grad is not None:
-                squares += norm ** 2
-        total = math.sqrt(squares)
+        total = _global(norms)
         self.global_norms.append(total)
         return total
 
@@ -86,46 +98,31 @@ def first_nonfinite(model: torch.nn.Module, *inputs) -> str | None:
     return culprit[0] if culprit else None
 
 
-def lr_range_test(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_on_batch, batches, *,
-                  lr_min: float = 1e-6, lr_max: float = 10.0, steps: int = 100, smoothing: float = 0.9,
-                  stop_factor: float = 4.0) -> RangeTest:
-    """The learning-rate range test on copies of ``model`` and ``optimizer`` (the originals are untouched).
+def lr_range_test(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_on_batch, batches,
+                  **sweep) -> RangeTest:
+    """:func:`~gdcourse.diagnostics.range_test` on copies of ``model`` and ``optimizer`` (the originals
+    are untouched); keyword arguments and defaults as there.
 
     ``loss_on_batch(model, batch) -> loss tensor``; ``batches`` is an iterable
-    that is cycled. The rate grows geometrically from ``lr_min`` to ``lr_max``
-    over ``steps`` updates; the run stops once the smoothed loss exceeds
-    ``stop_factor`` × its best or stops being finite. Returns the same
-    :class:`~gdcourse.diagnostics.RangeTest` as the NumPy version.
+    that is cycled, one batch per step.
     """
-    if not 0 < lr_min < lr_max:
-        raise ValueError(f"need 0 < lr_min < lr_max, got {lr_min}, {lr_max}")
-    if steps < 2:
-        raise ValueError("steps must be at least 2")
     model, optimizer = copy.deepcopy((model, optimizer))  # one memo: the copied optimizer holds the copied parameters
     model.train()
-    schedule = lr_min * (lr_max / lr_min) ** (np.arange(steps) / (steps - 1))
-    lrs, losses, smoothed = [], [], []
-    avg, best = 0.0, math.inf
     source = iter(batches)
-    for t, lr in enumerate(schedule):
+
+    def trial(lr):
+        nonlocal source
         try:
             batch = next(source)
         except StopIteration:
             source = iter(batches)
             batch = next(source)
         for group in optimizer.param_groups:
-            group["lr"] = float(lr)
+            group["lr"] = lr
         optimizer.zero_grad(set_to_none=True)
         loss = loss_on_batch(model, batch)
-        value = loss.item()
-        if not math.isfinite(value):
-            break
-        avg = smoothing * avg + (1 - smoothing) * value
-        corrected = avg / (1 - smoothing ** (t + 1))
-        lrs.append(float(lr)), losses.append(value), smoothed.append(corrected)
-        if corrected > stop_factor * best:
-            break
-        best = min(best, corrected)
         loss.backward()
         optimizer.step()
-    return RangeTest(np.array(lrs), np.array(losses), np.array(smoothed))
+        return loss.item()
+
+    return range_test(trial, **sweep)

@@ -149,12 +149,3 @@ def restore(checkpoint: dict, model: torch.nn.Module, optimizer: torch.optim.Opt
         scheduler.load_state_dict(checkpoint["scheduler"])
     set_rng_state(checkpoint["rng"])
     return checkpoint["extra"]
-
-
-def grad_norm(parameters) -> float:
-    """Global L2 norm of the gradients (parameters without a gradient are skipped), as a float."""
-    grads = [p.grad.detach() for p in parameters if p.grad is not None]
-    if not grads:
-        return 0.0
-    return float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g, dtype=torch.float64)
-                                                       for g in grads])))

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from gdcourse.curvature import (functional_loss, gradient_noise_scale, hessian_matrix, hvp, per_example_grads,
-                                sharpness, stable_lr, top_eigenvalue)
+                                sharpness, top_eigenvalue)
 from gdcourse.models import mlp
 
 
@@ -29,9 +29,6 @@ def test_quadratic_hessian_is_exact():
     assert torch.allclose(hessian_matrix(f, params), A)
     lam = float(torch.linalg.eigvalsh(A)[-1])
     assert top_eigenvalue(f, params, tol=1e-12, iters=500) == pytest.approx(lam, rel=1e-8)
-    assert stable_lr(lam) == pytest.approx(2 / lam)
-    with pytest.raises(ValueError):
-        stable_lr(0.0)
 
 
 def test_network_hessian_is_symmetric_and_matches_hvp_and_autograd():

@@ -1,11 +1,12 @@
 import math
 
 import numpy as np
+import pytest
 import torch
 from torch import nn
 
 from gdcourse.models import mlp
-from gdcourse.monitor import GradNormTracker, first_nonfinite, lr_range_test
+from gdcourse.monitor import GradNormTracker, first_nonfinite, grad_norm, lr_range_test
 
 
 def test_grad_norm_tracker_matches_torch_and_flags_frozen_and_nan():
@@ -56,3 +57,37 @@ def test_lr_range_test_leaves_the_model_alone_and_finds_the_edge():
     below = result.losses[result.lrs < bound]
     assert below.min() < 0.01 * below[0]  # and the loss fell while the rate was useful
     assert np.all(np.diff(result.lrs) > 0)
+
+
+def test_the_torch_and_numpy_range_tests_are_one_test():
+    """The same problem through gdcourse.monitor (torch) and gdcourse.diagnostics (NumPy): the same
+    sweep, the same losses, the same stop, with the same defaults (one signature, in diagnostics)."""
+    from gdcourse import optim
+    from gdcourse.diagnostics import lr_range_test as numpy_range_test
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(64, 3)), rng.normal(size=(64, 1))
+    model = nn.Linear(3, 1, dtype=torch.float64)
+    w0, b0 = model.weight.detach().numpy().T.copy(), model.bias.detach().numpy().copy()
+
+    def loss_and_grads(params):
+        w, b = params
+        r = X @ w + b - y
+        return float(np.mean(r ** 2)), [2 * X.T @ r / len(X), 2 * r.mean(axis=0)]
+
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+    ours = lr_range_test(model, torch.optim.SGD(model.parameters()), lambda m, b: nn.functional.mse_loss(m(b[0]), b[1]),
+                         [(Xt, yt)], lr_max=1e3, steps=80)
+    theirs = numpy_range_test(loss_and_grads, [w0, b0], optim.SGD(), lr_max=1e3, steps=80)
+    assert 10 < len(ours.lrs) < 80  # it stopped early, where the rate passed the stable bound
+    np.testing.assert_allclose(ours.lrs, theirs.lrs, rtol=1e-12)
+    np.testing.assert_allclose(ours.losses, theirs.losses, rtol=1e-9)
+    np.testing.assert_allclose(ours.smoothed, theirs.smoothed, rtol=1e-9)
+
+
+def test_grad_norm_matches_clip_grad_norm():
+    model = mlp(5, [7, 3], 2)
+    model(torch.randn(4, 5)).square().sum().backward()
+    expected = torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))
+    assert grad_norm(model.parameters()) == pytest.approx(float(expected), rel=1e-6)
+    assert grad_norm(torch.nn.Linear(2, 2).parameters()) == 0.0

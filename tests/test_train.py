@@ -6,7 +6,7 @@ import torch
 
 from gdcourse.data import load_digits_split
 from gdcourse.models import count_parameters, mlp
-from gdcourse.train import (EarlyStopping, capture, grad_norm, load_checkpoint, restore, rng_state,
+from gdcourse.train import (EarlyStopping, capture, load_checkpoint, restore, rng_state,
                             save_checkpoint, set_rng_state)
 
 
@@ -119,14 +119,6 @@ def test_restore_refuses_a_scheduler_mismatch():
     model, opt, sched = _fresh()
     with pytest.raises(ValueError, match="scheduler"):
         restore(capture(model, opt), model, opt, sched)
-
-
-def test_grad_norm_matches_clip_grad_norm():
-    model = mlp(5, [7, 3], 2)
-    model(torch.randn(4, 5)).square().sum().backward()
-    expected = torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))
-    assert grad_norm(model.parameters()) == pytest.approx(float(expected), rel=1e-6)
-    assert grad_norm(torch.nn.Linear(2, 2).parameters()) == 0.0
 
 
 def test_digits_split_is_standardised_on_train_only():

@@ -27,7 +27,7 @@ def cases(rng):
     # run A: other sizes and seeds (150 houses or more: 100 steps train every sound fix there)
     for n in rng.choice([150, 250, 400], size=2, replace=False):
         yield fix_a_case(int(n), _seed(rng), name="house prices of another size and seed: finite, in dollars, "
-                                                   "RMSE below half the spread")
+                                                   "RMSE below three quarters of the spread")
     yield fix_a_case(int(rng.choice([200, 300])), _seed(rng), steps=150,
                      name="150 steps: one entry per step, predictions in dollars")
     yield fix_a_case(200, _seed(rng), repeat=2, name="deterministic: two calls with the same seed agree")

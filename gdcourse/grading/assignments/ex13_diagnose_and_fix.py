@@ -6,8 +6,9 @@ What is compared, as the exercise's statement says:
   hidden case for the right one.
 - ``fixed_run_a``: trained on house prices (100 to 400 houses, seeds drawn by the judge), the run logs
   ``steps`` finite losses and gradient norms, and ``predict`` on held-out houses gives dollars: the mean
-  prediction within half the prices' spread of the mean price, the RMSE below half the spread
-  (``A_LIMIT``); two calls with the same arguments give the same run (``SAME_RTOL``).
+  prediction within three quarters of the prices' spread of the mean price, the RMSE below that
+  (``A_LIMIT``: every sound rescaling passes with a margin, min-max scaling at 0.43 in 400 draws, while the
+  "fixes" that do not fix score 2.5 or more, or diverge); two calls with the same arguments give the same run (``SAME_RTOL``).
 - ``fixed_run_b``: the logged gradient norms match a correct run's (relative ``B_RTOL``, plus
   ``B_ATOL``), and so do the logits of the trained model (``B_RTOL`` + ``B_ATOL``); the visible case
   also asks for a training cross-entropy below ``B_CE``.
@@ -45,7 +46,7 @@ from gdcourse.models import mlp
 from gdcourse.monitor import GradNormTracker
 from gdcourse.runtime import torch_threads
 
-A_LIMIT = 0.5  # RMSE and mean gap on held-out houses, in units of the prices' spread
+A_LIMIT = 0.75  # RMSE and mean gap on held-out houses, in units of the prices' spread
 SAME_RTOL = 1e-6  # two calls with the same seed
 B_RTOL, B_ATOL = 1e-4, 1e-6  # gradient norms; the trained logits use B_RTOL and 1e-4
 B_CE = 0.5
@@ -303,7 +304,7 @@ def fix_a_case(n, seed, steps=100, name="", visible=False, repeat=1):
                     f"a rescaling of the targets")
         else:
             require(gap < A_LIMIT * spread, "predictions on held-out houses are not prices in dollars, or the "
-                                            "model has not learned them (mean off by half the prices' spread or more)")
+                                            "model has not learned them (mean off by three quarters of the prices' spread or more)")
         err = float(np.sqrt(np.mean((pred - y_val) ** 2)) / spread)
         require(err < A_LIMIT, (f"validation RMSE is {err:.2f} times the spread of the prices; a fixed run reaches "
                                 f"well below {A_LIMIT} in {steps} steps, and predicting the mean price scores 1.0")
