@@ -1,22 +1,31 @@
-"""NumPy reference optimizers, one contract for all of them.
+"""NumPy reference optimizers, one contract for all of them (and for every loop in the course):
 
     opt = Adam(lr=1e-3)
-    state = opt.init(params)                       # params: a list of float arrays
-    params, state = opt.step(params, grads, state)  # updates the arrays in place
+    state = opt.init(params)          # params: a list of float arrays
+    opt.step(params, grads, state)    # updates params and state in place; returns nothing
 
-Each class is a frozen dataclass of hyperparameters with PyTorch's defaults
-and PyTorch's update rule, written out line by line; ``tests/test_optim.py``
-checks every one against ``torch.optim`` in float64 (relative error <= 1e-7
-over many steps). ``step`` accepts ``lr=`` to override the learning rate for
-that step, which is how a schedule drives an optimizer. Updates are in place
-and reuse one scratch buffer per parameter, so the reference is also fast
-enough to benchmark against torch.
+That is ``torch.optim``'s shape: an optimizer is its hyperparameters, ``init`` makes its state,
+``step`` changes the parameters where they are (no copies, no return value to forget). ``step``
+accepts ``lr=`` to override the learning rate for that step, which is how a schedule
+(:mod:`gdcourse.schedules`, ``lr = schedule(t)``) drives an optimizer.
+
+Each class is a frozen dataclass of hyperparameters with PyTorch's defaults and PyTorch's update
+rule, written out line by line; ``tests/test_optim.py`` checks every one against ``torch.optim``
+in float64 (relative error <= 1e-7 over many steps). Updates reuse one scratch buffer per
+parameter, so the reference is also fast enough to benchmark against torch.
+
+The exercises ask for the other shape a textbook writes, a pure function of one array
+(``adam_step(w, g, state, lr) -> (w_new, state_new)``, ex03 and ex04). :class:`PerArray` turns
+such a function into an optimizer of this contract, so a student's ``adam_step`` can stand in
+for :class:`Adam` in any chapter's loop. Used in chapters 5 to 9 and by
+:func:`gdcourse.diagnostics.lr_range_test`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -72,7 +81,6 @@ class SGD:
                     buf += (1 - self.dampening) * d
                 d = d + self.momentum * buf if self.nesterov else buf
             p -= lr * d
-        return params, state
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,6 @@ class Adam:
             np.divide(m, tmp, out=tmp)                # p -= lr / bc1 * m / denom
             tmp *= step_size
             p -= tmp
-        return params, state
 
 
 def AdamW(lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2) -> Adam:
@@ -168,7 +175,6 @@ class RMSprop:
                 p -= lr * buf
             else:
                 p -= lr * g / denom
-        return params, state
 
 
 @dataclass(frozen=True)
@@ -195,7 +201,32 @@ class Adagrad:
                 g = g + self.weight_decay * p
             s += g * g
             p -= clr * g / (np.sqrt(s) + self.eps)
-        return params, state
+
+
+@dataclass(frozen=True)
+class PerArray:
+    """An optimizer of this module's contract from a pure update of one array.
+
+    ``update(w, g, s, lr) -> (w_new, s_new)`` leaves its inputs alone; ``init_state(w) -> s`` is the
+    state before the first step (``None`` is fine). For ex04's ``adam_step`` and ``init_state``:
+    ``PerArray(adam_step, init_state, lr=1e-3)``; for ex03's ``momentum_step``:
+    ``PerArray(lambda w, g, v, lr: momentum_step(w, g, v, lr, 0.9), lambda w: None, lr=0.1)``.
+    """
+
+    update: Callable[[np.ndarray, np.ndarray, Any, float], tuple]
+    init_state: Callable[[np.ndarray], Any]
+    lr: float = 1e-3
+
+    def init(self, params):
+        return {"t": 0, "per_array": [self.init_state(p.copy()) for p in params]}
+
+    def step(self, params, grads, state, *, lr=None):
+        _check(params, grads)
+        lr = self.lr if lr is None else lr
+        state["t"] += 1
+        for i, (p, g) in enumerate(zip(params, grads)):
+            new, state["per_array"][i] = self.update(p.copy(), np.array(g, dtype=p.dtype), state["per_array"][i], lr)
+            p[...] = new
 
 
 def state_bytes(state) -> int:

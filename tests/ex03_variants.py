@@ -74,7 +74,8 @@ WRONG = {
         "    opt = SGD(lr=lr, momentum=momentum, nesterov=nesterov)\n"
         "    p = [np.array(w, dtype=float)]\n"
         "    state = {'t': 0 if v is None else 1, 'velocity': [np.zeros_like(p[0]) if v is None else np.array(v, dtype=float)]}\n"
-        "    (p,), state = opt.step(p, [g], state)\n"
+        "    opt.step(p, [g], state)\n"
+        "    (p,) = p\n"
         "    return p, state['velocity'][0]\n")}),
     # heavy_ball_step
     "heavy_ball_sign_error": ("test_heavy_ball_step", _hb(

@@ -83,7 +83,8 @@ WRONG = {
         "    opt = course_optim.Adam(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)\n"
         "    p = [np.array(w, dtype=float)]\n"
         "    s = {'t': state['t'], 'm': [np.array(state['m'], dtype=float)], 'v': [np.array(state['v'], dtype=float)], 'scratch': [np.zeros_like(p[0])]}\n"
-        "    (p,), s = opt.step(p, [np.asarray(g, dtype=float)], s)\n"
+        "    opt.step(p, [np.asarray(g, dtype=float)], s)\n"
+        "    (p,) = p\n"
         "    return p, {'t': s['t'], 'm': s['m'][0], 'v': s['v'][0]}\n")}),
 }
 

@@ -37,7 +37,7 @@ def _ours_run(opt, params, grads, lrs=None):
     state = opt.init(params)
     history = []
     for t, gs in enumerate(grads):
-        params, state = opt.step(params, gs, state, lr=None if lrs is None else lrs[t])
+        opt.step(params, gs, state, lr=None if lrs is None else lrs[t])
         history.append([p.copy() for p in params])
     return history
 
@@ -104,13 +104,48 @@ def test_the_comparison_would_catch_a_missing_bias_correction():
     assert bad > 1e-3
 
 
-def test_params_are_updated_in_place_and_returned():
+def test_params_and_state_are_updated_in_place_and_nothing_is_returned():
     p = [np.ones(3)]
+    before = p[0]
     opt = optim.Adam(lr=0.1)
     state = opt.init(p)
-    out, state2 = opt.step(p, [np.ones(3)], state)
-    assert out[0] is p[0] and state2 is state and state["t"] == 1
+    assert opt.step(p, [np.ones(3)], state) is None
+    assert p[0] is before and state["t"] == 1
     assert np.all(p[0] < 1)
+
+
+def _exercise_functions(assignment):
+    """The reference solution's functions of an exercise (the answers a student writes)."""
+    from submissions import solution_answers
+
+    namespace = {"np": np}
+    for source in solution_answers(assignment).values():
+        try:
+            exec(compile(source, assignment, "exec"), namespace)
+        except SyntaxError:  # a written answer, not code
+            pass
+    return namespace
+
+
+def test_an_exercise_step_function_stands_in_for_the_library_optimizer():
+    """ex04's adam_step and ex03's momentum_step, through PerArray, take the library's steps."""
+    rng = np.random.default_rng(0)
+    shapes, steps = [(4, 3), (3,)], 40
+    grads = [[rng.normal(size=s) for s in shapes] for _ in range(steps)]
+    start = [rng.normal(size=s) for s in shapes]
+    ex04, ex03 = _exercise_functions("ex04-adam"), _exercise_functions("ex03-momentum")
+    pairs = [(optim.Adam(lr=0.01), optim.PerArray(ex04["adam_step"], ex04["init_state"], lr=0.01)),
+             (optim.SGD(lr=0.05, momentum=0.9),
+              optim.PerArray(lambda w, g, v, lr: ex03["momentum_step"](w, g, v, lr, 0.9), lambda w: None, lr=0.05))]
+    for library, student in pairs:
+        ours, theirs = [p.copy() for p in start], [p.copy() for p in start]
+        s_ours, s_theirs = library.init(ours), student.init(theirs)
+        for t, g in enumerate(grads):
+            lr = 0.01 * (1 + t % 3)  # a schedule overrides the rate of both
+            library.step(ours, g, s_ours, lr=lr)
+            student.step(theirs, g, s_theirs, lr=lr)
+        assert _max_rel_error([ours], [theirs]) < 1e-12, type(library).__name__
+        assert not np.allclose(ours[0], start[0])  # they moved
 
 
 def test_bad_inputs_get_clear_errors():
