@@ -71,8 +71,9 @@ $(BOOK_STAMP): $(STAMP) $(BOOK_SOURCES)
 site-check: book browser
 	GDCOURSE_SITE=_build/html $(PY) -m pytest -q tests/test_site.py
 
+# --durations: where the time of a run goes, in CI's log
 test: $(STAMP) browser
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=30
 
 # The fast tier: the tests not marked slow (tests/conftest.py says which are).
 check: $(STAMP)

@@ -1,4 +1,4 @@
-"""The book's table of contents, as the tests read it (shared by test_book, test_claims, test_glossary)."""
+"""The book's table of contents, as the tests read it (shared by test_build, test_claims, test_glossary)."""
 
 from __future__ import annotations
 

@@ -394,3 +394,16 @@ def test_instructor_guide_states_the_real_defaults():
         assert f"| `{status}` |" in guide, status
     ns = cli.build_parser().parse_args(["grade", "ex01-gd-loop", "subs"])
     assert (ns.cell_timeout, ns.notebook_timeout, ns.memory_mb) == (limits.cell_seconds, limits.notebook_seconds, limits.memory_mb)
+
+
+def test_a_stored_result_is_kept_only_if_authentic(tmp_path):
+    from gdcourse.grading import cohort
+    key = cohort._key(tmp_path)
+    assert (tmp_path / ".results-key").stat().st_mode & 0o077 == 0
+    path = tmp_path / "r.json"
+    cohort._write_result(path, {"status": "graded", "score": 1.0}, key)
+    assert cohort._read_result(path, key) == {"status": "graded", "score": 1.0}
+    stored = json.loads(path.read_text())
+    path.write_text(json.dumps({**stored, "result": stored["result"].replace("1.0", "9.0")}))
+    assert cohort._read_result(path, key) is None
+    assert cohort._read_result(path, b"another key") is None

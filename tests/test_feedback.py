@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
+
 import pytest
 
+from gdcourse.grading import feedback
 from gdcourse.grading.feedback import math_html, page
 
 
@@ -50,3 +53,27 @@ def test_a_written_answer_reads_not_graded_yet_then_its_score_and_comment():
 def test_an_untouched_written_answer_says_left_empty():
     result = {**RESULT, "grades": {**RESULT["grades"], "why": [0.0, 2.0, False]}}
     assert "(0 / 2: left empty)" in page("ada", "exA", result, [("why", "YOUR ANSWER HERE")], {})
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.attrs = set(), []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.attrs += attrs
+
+
+def test_the_feedback_page_is_text_whatever_the_student_wrote():
+    evil = "<script>x()</script><img src=x onerror=y()><a href='javascript:z()'>a</a>\x1b[31m\x00"
+    result = {"status": "graded", "grades": {"test_f": [0.5, 1.0, False], "essay": [0.0, 2.0, True]},
+              "cases": [{"test": "test_f", "name": evil, "visible": True, "passed": False, "message": evil,
+                         "points": 0.5}], "cell_errors": {"f": evil}, "zeroed": {}}
+    page = feedback.page("ada", "ex", result, [("f", evil * 5000), ("essay", evil)])
+    tags = _Tags()
+    tags.feed(page)
+    assert tags.tags <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "strong", "table",
+                         "tr", "th", "td", "span", "br", "ul", "li", "pre"}, tags.tags
+    assert not [k for k, _ in tags.attrs if k.startswith("on")] and "\x1b" not in page and "\x00" not in page
+    assert len(page.encode()) <= feedback.MAX_PAGE + 2000

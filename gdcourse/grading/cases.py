@@ -195,7 +195,8 @@ def rel_error(got, want) -> float:
     if a.size == 0:
         return 0.0
     with np.errstate(invalid="ignore", over="ignore"):
-        return float(np.nanmax(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)), initial=0.0))
+        ratio = np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))
+    return float(ratio[~np.isnan(ratio)].max(initial=0.0))  # NaN where both are NaN (or inf): compared elsewhere
 
 
 def close(got, want, *, rtol: float, atol: float = 0.0, what: str = "the result", shape: bool = True) -> None:

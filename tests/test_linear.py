@@ -1,8 +1,8 @@
+"""gdcourse.linear: the Hessian, the stability bound and least squares."""
+
 import numpy as np
 import pytest
 
-from gdcourse.book import glue
-from gdcourse.diagnostics import first_below, is_decreasing
 from gdcourse.linear import hessian, least_squares, stable_lr
 
 
@@ -45,30 +45,3 @@ def test_least_squares_recovers_exact_weights():
     assert loss < 1e-20
     with pytest.raises(ValueError, match="2-D"):
         hessian(np.ones(5))
-
-
-def test_is_decreasing_and_first_below():
-    assert is_decreasing([3.0, 2.0, 2.0, 1.0])
-    assert not is_decreasing([3.0, 2.0, 2.5])
-    assert not is_decreasing([3.0, np.nan])
-    assert is_decreasing([1.0])
-    assert first_below([5.0, 3.0, 1.0, 0.5], 1.0) == 2
-    assert first_below([5.0, 3.0], 1.0) is None
-
-
-def test_glue_hands_the_book_plain_numbers(monkeypatch):
-    seen = {}
-    import myst_nb
-
-    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=False: seen.setdefault(name, value))
-    glue("x", np.float64(0.25))
-    glue("n", np.int64(3))
-    assert type(seen["x"]) is float and type(seen["n"]) is int
-    assert f"{seen['x']:.2f}" == "0.25"
-
-
-def test_glue_returns_nothing_so_a_cell_shows_no_stray_value(monkeypatch):
-    import myst_nb
-
-    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=False: None)
-    assert glue("x", 1.5) is None

@@ -1,10 +1,11 @@
+"""gdcourse.plot: loss curves and learning-rate sweeps."""
+
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 
 from gdcourse.plot import plot_losses, plot_lr_sweep  # noqa: E402
 
@@ -31,23 +32,4 @@ def test_plot_lr_sweep_calls_run_once_per_rate():
     ax = plot_lr_sweep(run, [0.01, 0.1, 1.0])
     assert seen == [0.01, 0.1, 1.0]
     assert len(ax.get_lines()) == 3
-    plt.close("all")
-
-
-def test_lr_slider_redraws_with_the_chosen_rate():
-    from gdcourse.widgets import lr_slider
-
-    seen = []
-
-    def run(lr):
-        seen.append(lr)
-        return [1.0, 0.5]
-
-    box = lr_slider(run, lr_min=1e-3, lr_max=1.0, value=0.01)
-    slider = box.children[0]
-    assert seen == [0.01]
-    slider.value = 0.1
-    assert seen[-1] == pytest.approx(0.1)
-    with pytest.raises(ValueError):
-        lr_slider(run, lr_min=1.0, lr_max=0.1, value=0.5)
     plt.close("all")
