@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from gdcourse.grading import Limits, grade
+from gdcourse.grading.verdict import Verdict
 from submissions import solution_answers, submission
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -401,8 +402,11 @@ def test_a_stored_result_is_kept_only_if_authentic(tmp_path):
     key = cohort._key(tmp_path)
     assert (tmp_path / ".results-key").stat().st_mode & 0o077 == 0
     path = tmp_path / "r.json"
-    cohort._write_result(path, {"status": "graded", "score": 1.0}, key)
-    assert cohort._read_result(path, key) == {"status": "graded", "score": 1.0}
+    verdict = Verdict.from_json({"status": "graded", "score": 1.0, "grades": {"test_a": [1.0, 1.0, False]},
+                                 "cases": [{"test": "test_a", "name": "a", "visible": True, "passed": True,
+                                            "message": "", "points": 1.0}], "answers": [["a", "def a(): pass"]]})
+    cohort._write_result(path, verdict, key)
+    assert cohort._read_result(path, key) == verdict  # what is read back is what was judged, types and all
     stored = json.loads(path.read_text())
     path.write_text(json.dumps({**stored, "result": stored["result"].replace("1.0", "9.0")}))
     assert cohort._read_result(path, key) is None

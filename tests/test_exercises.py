@@ -136,7 +136,7 @@ def _noisy(source: str) -> str:
 
 
 def _lost(assignment, student):
-    grades = _RESULTS[assignment][student]["grades"]
+    grades = _RESULTS[assignment][student].grades
     return {t for t, (score, top, manual) in grades.items() if not manual and score < top}
 
 
@@ -238,5 +238,5 @@ def test_a_wrong_cause_scores_nothing_though_its_form_is_right(graded):
     rows = graded("ex13-diagnose-and-fix")
     for name, (test, _) in VARIANTS["ex13-diagnose-and-fix"].WRONG.items():
         if test.startswith("test_cause"):
-            score, top, _ = _RESULTS["ex13-diagnose-and-fix"][f"wrong-{name}"]["grades"][test]
+            score, top, _ = _RESULTS["ex13-diagnose-and-fix"][f"wrong-{name}"].grades[test]
             assert (score, top) == (0.0, 1.0), (name, rows[f"wrong-{name}"].reason)

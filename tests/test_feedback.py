@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
 
 from gdcourse.grading import feedback
 from gdcourse.grading.feedback import math_html, page
+from gdcourse.grading.verdict import CellGrade, Verdict
 
 
 def _parsed(text: str):
@@ -35,9 +37,10 @@ def test_math_is_drawn_and_prose_escaped():
     assert "&lt;b&gt;more&lt;/b&gt;" in out and "$unclosed" in out and "\\$5" in out
 
 
-RESULT = {"status": "graded", "written": ["why"], "grades": {"test_a": [1.0, 2.0, False], "why": [0.0, 2.0, True]},
-          "cases": [{"test": "test_a", "name": "a works", "visible": True, "passed": True, "message": "", "points": 1.0},
-                    {"test": "test_a", "name": "a edge", "visible": False, "passed": False, "message": "", "points": 1.0}]}
+RESULT = Verdict.from_json({
+    "status": "graded", "written": ["why"], "grades": {"test_a": [1.0, 2.0, False], "why": [0.0, 2.0, True]},
+    "cases": [{"test": "test_a", "name": "a works", "visible": True, "passed": True, "message": "", "points": 1.0},
+              {"test": "test_a", "name": "a edge", "visible": False, "passed": False, "message": "", "points": 1.0}]})
 
 
 def test_a_written_answer_reads_not_graded_yet_then_its_score_and_comment():
@@ -51,7 +54,7 @@ def test_a_written_answer_reads_not_graded_yet_then_its_score_and_comment():
 
 
 def test_an_untouched_written_answer_says_left_empty():
-    result = {**RESULT, "grades": {**RESULT["grades"], "why": [0.0, 2.0, False]}}
+    result = replace(RESULT, grades={**RESULT.grades, "why": CellGrade(0.0, 2.0, False)})
     assert "(0 / 2: left empty)" in page("ada", "exA", result, [("why", "YOUR ANSWER HERE")], {})
 
 
@@ -67,9 +70,9 @@ class _Tags(HTMLParser):
 
 def test_the_feedback_page_is_text_whatever_the_student_wrote():
     evil = "<script>x()</script><img src=x onerror=y()><a href='javascript:z()'>a</a>\x1b[31m\x00"
-    result = {"status": "graded", "grades": {"test_f": [0.5, 1.0, False], "essay": [0.0, 2.0, True]},
-              "cases": [{"test": "test_f", "name": evil, "visible": True, "passed": False, "message": evil,
-                         "points": 0.5}], "cell_errors": {"f": evil}, "zeroed": {}}
+    result = Verdict.from_json({"status": "graded", "grades": {"test_f": [0.5, 1.0, False], "essay": [0.0, 2.0, True]},
+                                "cases": [{"test": "test_f", "name": evil, "visible": True, "passed": False,
+                                           "message": evil, "points": 0.5}], "cell_errors": {"f": evil}})
     page = feedback.page("ada", "ex", result, [("f", evil * 5000), ("essay", evil)])
     tags = _Tags()
     tags.feed(page)

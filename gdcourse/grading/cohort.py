@@ -31,6 +31,7 @@ from pathlib import Path
 from gdcourse.grading import export, grades, sandbox
 from gdcourse.grading.grades import GradeRow
 from gdcourse.grading.intake import Roster, Student, collect, notebook_problem, read_roster
+from gdcourse.grading.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -101,12 +102,12 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
             continue
         digest = hashlib.sha256(sub.notebook.read_bytes()).hexdigest()
         previous = _read_result(results / f"{student}.json", key)
-        if previous and previous.get("sha256") == digest and previous.get("settings") == settings:
+        if previous and previous.sha256 == digest and previous.settings == settings:
             progress(_line(student, previous, "(kept)"), total)
         else:
             todo.append((student, sub.notebook, digest))
-            if previous and previous.get("answers"):
-                rereview[student] = previous["answers"]
+            if previous and previous.answers:
+                rereview[student] = previous.answers
 
     template = out / "template"
     if todo or not (template / "gradebook.db").is_file():
@@ -119,15 +120,14 @@ def grade(assignment: str, submissions: Path | str, out_dir: Path | str, *, cour
         spec.draw(0)  # a broken cases.py stops here, before any student, with its reason
         grade_one = _judged(spec, out, limits, isolate, run_seed)
         for student, result in _parallel(todo, grade_one, jobs or os.cpu_count() or 1):
-            result["settings"] = settings
-            result["isolated"] = isolate
+            result = replace(result, settings=settings, isolated=isolate)
             _write_result(results / f"{student}.json", result, key)
             progress(_line(student, result), total)
 
     stored = stored_results(out)
     changed = {s: _changed_answers(old, stored[s]) for s, old in rereview.items() if s in stored}
     export.gradebook(out / "gradebook.db", template / "gradebook.db", assignment,
-                     {s: r for s, r in stored.items() if s in found.submissions and r.get("status") == "graded"},
+                     {s: r for s, r in stored.items() if s in found.submissions and r.graded},
                      rereview=changed)
     rows = grades.final(out, stored)
     grades.write(out, rows)
@@ -140,16 +140,16 @@ def _quiet(line: str, total: int | None) -> None:
     pass
 
 
-def _changed_answers(old: list, new: dict) -> list[str]:
-    """The written answers that differ between two results of one student (to be graded by hand again)."""
-    before, after = dict(map(tuple, old)), dict(map(tuple, new.get("answers", [])))
-    return [gid for gid in new.get("written", []) if before.get(gid) != after.get(gid)]
+def _changed_answers(old: list, new: Verdict) -> list[str]:
+    """The written answers that differ between two verdicts of one student (to be graded by hand again)."""
+    before, after = dict(old), dict(new.answers)
+    return [gid for gid in new.written if before.get(gid) != after.get(gid)]
 
 
 # --- results -----------------------------------------------------------------
 
-def stored_results(out_dir: Path | str) -> dict[str, dict]:
-    """Every authentic stored result of a grading folder, by student (for review and for tests)."""
+def stored_results(out_dir: Path | str) -> dict[str, Verdict]:
+    """Every authentic stored verdict of a grading folder, by student (for review and for tests)."""
     out = Path(out_dir)
     key = _key(out)
     found = {p.stem: _read_result(p, key) for p in sorted((out / "results").glob("*.json"))}
@@ -180,8 +180,8 @@ def _mac(key: bytes, body: str) -> str:
     return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
 
 
-def _read_result(path: Path, key: bytes) -> dict | None:
-    """A stored result, only if it is authentic (written by this grading folder's supervisor)."""
+def _read_result(path: Path, key: bytes) -> Verdict | None:
+    """A stored verdict, only if it is authentic (written by this grading folder's supervisor)."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
         body, mac = stored["result"], stored["mac"]
@@ -189,20 +189,22 @@ def _read_result(path: Path, key: bytes) -> dict | None:
         return None
     if not isinstance(body, str) or not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, body)):
         return None
-    result = json.loads(body)
-    return result if isinstance(result, dict) else None
+    try:
+        return Verdict.from_json(json.loads(body))
+    except (ValueError, TypeError):  # signed by an older grader with another shape: graded again
+        return None
 
 
-def _write_result(path: Path, result: dict, key: bytes) -> None:
-    body = json.dumps(result, sort_keys=True)
+def _write_result(path: Path, result: Verdict, key: bytes) -> None:
+    body = json.dumps(result.to_json(), sort_keys=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps({"result": body, "mac": _mac(key, body)}), encoding="utf-8")
     os.replace(tmp, path)
 
 
-def _line(student: str, result: dict, note: str = "") -> str:
-    score = f"{result['score']:g} / {result['max_score']:g}" if result.get("status") == "graded" else ""
-    return f"{student:24} {result.get('status', ''):16} {score:12} {note}".rstrip()
+def _line(student: str, result: Verdict, note: str = "") -> str:
+    score = f"{result.score:g} / {result.max_score:g}" if result.graded else ""
+    return f"{student:24} {result.status:16} {score:12} {note}".rstrip()
 
 
 def _prepare(course_root: Path, template: Path, assignment: str, limits: Limits, settings: str) -> None:
@@ -233,8 +235,8 @@ def _parallel(todo, grade_one, jobs):
                 try:
                     result = grade_one(student, notebook)
                 except Exception as exc:  # never lose a student: a row with the reason, and on to the next
-                    result = {"status": "crashed", "reason": f"the grader failed: {type(exc).__name__}: {str(exc)[:200]}"}
-                result["sha256"] = digest
+                    result = Verdict("crashed", f"the grader failed: {type(exc).__name__}: {str(exc)[:200]}")
+                result = replace(result, sha256=digest)
                 done.put((student, result))
         finally:
             done.put(None)
@@ -261,19 +263,18 @@ def _judged(spec, out: Path, limits: Limits, isolate: bool, run_seed: int):
     from gdcourse.grading import integrity, judge
     from gdcourse.grading.feedback import MAX_ANSWER
 
-    def grade_one(student: str, notebook: Path) -> dict:
+    def grade_one(student: str, notebook: Path) -> Verdict:
         result = judge.grade(student, notebook, spec, out / "work" / student, run_seed=run_seed,
                              cell_seconds=limits.cell_seconds, notebook_seconds=limits.notebook_seconds,
                              memory_mb=limits.memory_mb, isolate=isolate)
         submitted = nbformat.read(notebook, as_version=4)
         # what the feedback page shows of the student's work, kept with the verdict (read as data)
-        result["answers"] = [[c.metadata["nbgrader"]["grade_id"], c.source[:MAX_ANSWER + 1]] for c in submitted.cells
-                             if c.metadata.get("nbgrader", {}).get("solution")]
-        result["written"] = sorted(spec.manual)
+        answers = [(c.metadata["nbgrader"]["grade_id"], c.source[:MAX_ANSWER + 1]) for c in submitted.cells
+                   if c.metadata.get("nbgrader", {}).get("solution")]
         graded = out / "autograded" / student / spec.name / f"{spec.name}.ipynb"
         graded.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(integrity.for_review(submitted, spec.release), graded)
-        result.setdefault("max_score", spec.max_score)
-        return result
+        return replace(result, answers=answers, written=sorted(spec.manual),
+                       max_score=spec.max_score if result.max_score is None else result.max_score)
 
     return grade_one

@@ -91,7 +91,7 @@ def gradebook(db: Path, template_db: Path, assignment: str, results: dict[str, d
                     gb.find_submission(assignment, student)
                 except MissingEntry:
                     gb.add_submission(assignment, student)
-                for name, (score, _, by_hand) in result["grades"].items():
+                for name, (score, _, by_hand) in result.grades.items():
                     g = gb.find_grade(name, assignment, assignment, student)
                     g.auto_score = None if by_hand else score
                     if by_hand:  # a written answer: formgrader's rule, queued until a score is given

@@ -24,6 +24,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from gdcourse.grading.verdict import Verdict
+
 MAX_PAGE = 1_000_000  # bytes
 MAX_ANSWER = 20_000  # characters of one answer cell
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -48,20 +50,19 @@ def clean(text, limit: int | None = None) -> str:
     return html.escape(printable(text, limit), quote=True)
 
 
-def page(student: str, assignment: str, result: dict, answers: list[tuple[str, str]],
+def page(student: str, assignment: str, result: Verdict, answers: list[tuple[str, str]],
          hand: dict[str, dict] | None = None) -> str:
     """The HTML page for one judged student. ``answers``: (grade_id, source) of their answer cells;
     ``hand``: what formgrader holds per cell (``manual_score``, ``needs_manual_grade``, ``comment``)."""
     hand = hand or {}
-    written = set(result.get("written", ()))
+    written = set(result.written)
     parts = [f"<h1>{clean(assignment)}: feedback for {clean(student)}</h1>"]
-    status = result.get("status", "")
-    grades = result.get("grades", {})
-    if status != "graded":
-        parts.append(f"<p><strong>{clean(status)}</strong>: {clean(result.get('reason', ''))}</p>")
+    grades = result.grades
+    if not result.graded:
+        parts.append(f"<p><strong>{clean(result.status)}</strong>: {clean(result.reason)}</p>")
     else:
         # test cells in the notebook's order (the cases keep it; a stored result's dicts are sorted)
-        auto = [(g, grades[g]) for g in dict.fromkeys(c["test"] for c in result["cases"]) if g in grades and g not in written]
+        auto = [(g, grades[g]) for g in dict.fromkeys(c.test for c in result.cases) if g in grades and g not in written]
         got = sum(_auto_score(g, v, hand) for g, v in auto)
         top = sum(v[1] for _, v in auto)
         summary = [f"Automatic score: <strong>{got:g} / {top:g}</strong>."]
@@ -80,18 +81,18 @@ def page(student: str, assignment: str, result: dict, answers: list[tuple[str, s
             parts.append(f"<h2>{clean(test)}: {shown:g} / {points:g}</h2>")
             if hand.get(test, {}).get("manual_score") is not None:
                 parts.append(f"<p class=note>Score set by your instructor (the cases gave {score:g}).</p>")
-            if test in result.get("zeroed", {}):
-                parts.append(f"<p class=fail>Scored 0: {clean('; '.join(result['zeroed'][test]))}.</p>")
+            if test in result.zeroed:
+                parts.append(f"<p class=fail>Scored 0: {clean('; '.join(result.zeroed[test]))}.</p>")
             parts += _comment(hand.get(test, {}))
             rows = []
-            for case in (c for c in result["cases"] if c["test"] == test):
-                mark = "<span class=pass>passed</span>" if case["passed"] else "<span class=fail>failed</span>"
-                kind = "" if case["visible"] else " <span class=note>(hidden)</span>"
-                message = f"<br><span class=note>{clean(case['message'], 600)}</span>" if case["message"] else ""
-                rows.append(f"<tr><td>{mark}</td><td>{clean(case['name'], 200)}{kind}{message}</td>"
-                            f"<td>{case['points']:g}</td></tr>")
+            for case in (c for c in result.cases if c.test == test):
+                mark = "<span class=pass>passed</span>" if case.passed else "<span class=fail>failed</span>"
+                kind = "" if case.visible else " <span class=note>(hidden)</span>"
+                message = f"<br><span class=note>{clean(case.message, 600)}</span>" if case.message else ""
+                rows.append(f"<tr><td>{mark}</td><td>{clean(case.name, 200)}{kind}{message}</td>"
+                            f"<td>{case.points:g}</td></tr>")
             parts.append("<table><tr><th></th><th>case</th><th>points</th></tr>" + "".join(rows) + "</table>")
-        errors = result.get("cell_errors", {})
+        errors = result.cell_errors
         if errors:
             parts.append("<h2>Cells that raised an error when your notebook ran</h2><ul>"
                          + "".join(f"<li>{clean(cid)}: {clean(msg, 300)}</li>" for cid, msg in errors.items())
@@ -102,7 +103,7 @@ def page(student: str, assignment: str, result: dict, answers: list[tuple[str, s
         if grade_id in written and grade_id in grades:
             score, top = _written_mark(grade_id, grades[grade_id], hand)
             heading += f" <span class=note>({'not graded yet' if score is None else f'{score:g}'} / {top:g}"
-            empty = not grades[grade_id][2] and hand.get(grade_id, {}).get("manual_score") is None
+            empty = not grades[grade_id].by_hand and hand.get(grade_id, {}).get("manual_score") is None
             heading += ": left empty)</span>" if empty else ", graded by hand)</span>"
         body = math_html(source, MAX_ANSWER) if grade_id in written else clean(source, MAX_ANSWER)
         parts.append(f"<h3>{heading}</h3><pre>{body}</pre>")
@@ -136,7 +137,7 @@ def _comment(cell: dict) -> list[str]:
     return [f"<p class=comment><strong>Comment:</strong> {clean(text, 5000)}</p>"] if text else []
 
 
-def write_pages(out: Path | str, results: dict[str, dict] | None = None) -> list[Path]:
+def write_pages(out: Path | str, results: dict[str, Verdict] | None = None) -> list[Path]:
     """Every judged student's page, ``OUT/feedback/<student>/<assignment>/<assignment>.html``, from the
     stored results and the hand grades in ``OUT/gradebook.db``."""
     from gdcourse.grading.cohort import stored_results
@@ -150,8 +151,7 @@ def write_pages(out: Path | str, results: dict[str, dict] | None = None) -> list
     for student, result in sorted(results.items()):
         path = out / "feedback" / student / assignment / f"{assignment}.html"
         path.parent.mkdir(parents=True, exist_ok=True)
-        answers = [tuple(a) for a in result.get("answers", [])]
-        path.write_text(page(student, assignment, result, answers, hand.get(student)), encoding="utf-8")
+        path.write_text(page(student, assignment, result, result.answers, hand.get(student)), encoding="utf-8")
         written.append(path)
     return written
 

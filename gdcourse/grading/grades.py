@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gdcourse.grading import export, lms
+from gdcourse.grading.verdict import Verdict
 
 STATUSES = ("graded", "tampered", "flagged", "timed out", "crashed", "invalid notebook", "missing")
 NO_ISOLATION = "graded without isolation (--no-isolation)"
@@ -113,7 +114,7 @@ def _aware(when: datetime) -> datetime:
 
 # --- merging ------------------------------------------------------------------------------------
 
-def final(out: Path | str, results: dict[str, dict] | None = None) -> list[GradeRow]:
+def final(out: Path | str, results: dict[str, Verdict] | None = None) -> list[GradeRow]:
     """One row per student of ``out``'s intake (so one per roster student, and any found beside it)."""
     from gdcourse.grading.cohort import stored_results
     out = Path(out)
@@ -135,16 +136,16 @@ def final(out: Path | str, results: dict[str, dict] | None = None) -> list[Grade
     return rows
 
 
-def _judged(student: str, r: dict, hand: dict, max_score: float | None) -> GradeRow:
-    tail = [] if r.get("isolated", True) else [NO_ISOLATION]
-    if r["status"] != "graded":
-        return GradeRow(student, 0.0, r.get("max_score", max_score), r["status"],
-                        "; ".join([r.get("reason", ""), *tail]))
-    written = set(r.get("written", ()))
+def _judged(student: str, r: Verdict, hand: dict, max_score: float | None) -> GradeRow:
+    tail = [] if r.isolated else [NO_ISOLATION]
+    top_score = max_score if r.max_score is None else r.max_score
+    if not r.graded:
+        return GradeRow(student, 0.0, top_score, r.status, "; ".join([r.reason, *tail]))
+    written = set(r.written)
     auto = manual = pending = extra = 0.0
     lost, waiting, overridden, empty = [], [], [], []
-    order = list(dict.fromkeys(c["test"] for c in r.get("cases", [])))  # the notebook's order (stored sorted)
-    cells = sorted(r["grades"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+    order = list(dict.fromkeys(c.test for c in r.cases))  # the notebook's order (stored sorted)
+    cells = sorted(r.grades.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
     for name, (score, top, needs_hand) in cells:
         g = hand.get(name, {})
         extra += g.get("extra_credit") or 0.0
@@ -165,15 +166,15 @@ def _judged(student: str, r: dict, hand: dict, max_score: float | None) -> Grade
         if top and (score or 0) < top:
             lost.append(name)
     parts, status = [], "graded"
-    if r.get("tampered"):
+    if r.tampered:
         status = "tampered"
-        parts.append("cells changed by the student: " + ", ".join(r["tampered"]) + " (graded with the released cells)")
-    if r.get("zeroed"):
+        parts.append("cells changed by the student: " + ", ".join(r.tampered) + " (graded with the released cells)")
+    if r.zeroed:
         status = "flagged" if status == "graded" else status
-        parts.append("; ".join(f"{test} scores 0: {', '.join(why)}" for test, why in r["zeroed"].items()))
-    if r.get("flags"):
+        parts.append("; ".join(f"{test} scores 0: {', '.join(why)}" for test, why in r.zeroed.items()))
+    if r.flags:
         status = "flagged" if status == "graded" else status
-        parts.append("for review: " + ", ".join(r["flags"]))
+        parts.append("for review: " + ", ".join(r.flags))
     if lost:
         parts.append("lost points in " + ", ".join(lost))
     parts += overridden
@@ -184,7 +185,7 @@ def _judged(student: str, r: dict, hand: dict, max_score: float | None) -> Grade
     if extra:
         parts.append(f"{extra:g} extra point(s) given by hand")
     total = round(auto + manual + extra, 6)
-    return GradeRow(student, total, r.get("max_score", max_score), status, "; ".join(parts + tail),
+    return GradeRow(student, total, top_score, status, "; ".join(parts + tail),
                     auto_score=round(auto, 6), manual_score=round(manual, 6) if written else None,
                     pending=round(pending, 6))
 

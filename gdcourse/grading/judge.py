@@ -31,6 +31,7 @@ import numpy as np
 from gdcourse.grading import cases as case_defs, integrity, sandbox, wire
 from gdcourse.grading.feedback import printable
 from gdcourse.grading.cases import Case
+from gdcourse.grading.verdict import CaseResult, CellGrade, Verdict
 
 MAX_HEADER = 1000
 # Case code may use process-wide state (torch.manual_seed, NumPy's global generator); the supervisor's
@@ -179,8 +180,8 @@ def read_frames(output: bytes) -> tuple[dict, dict, bool, str]:
 # --- one student ---------------------------------------------------------------------
 
 def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, run_seed: int,
-          cell_seconds: int, notebook_seconds: int, memory_mb: int, isolate: bool) -> dict:
-    """Grade one notebook; the result is plain data for the CSV, the gradebook and the feedback page."""
+          cell_seconds: int, notebook_seconds: int, memory_mb: int, isolate: bool) -> Verdict:
+    """Grade one notebook: the verdict the CSV, the gradebook and the feedback page are made from."""
     submitted = nbformat.read(notebook, as_version=4)
     tampered = integrity.tampered_cells(submitted, assignment.release)
     # the public case modules hold the course's reference of every graded function
@@ -216,37 +217,37 @@ def grade(student: str, notebook: Path, assignment: Assignment, work: Path, *, r
             "peak_mb": round(ran.peak_bytes / 2**20, 1)}
     if ran.ended != "exit":
         status, reason = sandbox.stopped_because(ran.ended, seconds=notebook_seconds, memory_mb=memory_mb)
-        return {**base, "status": status, "reason": reason}
+        return Verdict(status=status, reason=reason, **base)
     with TRUSTED:
         cell_frames, call_frames, complete, problem = read_frames(ran.output)
     if not complete:
         died = ran.returncode not in (0, None)
-        return {**base, "status": "crashed", "reason": (
+        return Verdict(status="crashed", reason=(
             "the notebook's process died while grading (os._exit, a signal or out of memory)"
             if died and not problem or problem == "no end frame" else
-            f"the sandbox sent results the grader cannot read ({problem})")}
+            f"the sandbox sent results the grader cannot read ({problem})"), **base)
 
-    results, grades = [], {}
+    checked, grades = [], {}
     with TRUSTED:
         for i, case in enumerate(cases):
-            passed, message = case_defs.score(case, call_frames.get(f"c{i}"))
-            results.append({"test": case.test, "name": case.name, "visible": case.visible,
-                            "passed": passed, "message": message})
+            checked.append((case, *case_defs.score(case, call_frames.get(f"c{i}"))))
+    results = []
     for test in assignment.tests:
-        mine = [(r, c.weight) for r, c in zip(results, cases) if r["test"] == test]
-        total = sum(weight for _, weight in mine)
-        shares = [assignment.points[test] * weight / total for _, weight in mine]
-        for (r, _), share in zip(mine, shares):
-            r["points"] = round(share, 6)
-        got = 0.0 if test in zeroed else sum(share for (r, _), share in zip(mine, shares) if r["passed"])
-        grades[test] = [round(got, 6), assignment.points[test], False]
+        mine = [(c, passed, message) for c, passed, message in checked if c.test == test]
+        total = sum(c.weight for c, _, _ in mine)
+        got = 0.0
+        for c, passed, message in mine:
+            share = assignment.points[test] * c.weight / total
+            results.append(CaseResult(c.test, c.name, c.visible, passed, message, round(share, 6)))
+            got += share if passed else 0.0
+        grades[test] = CellGrade(0.0 if test in zeroed else round(got, 6), assignment.points[test], False)
     answers = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in submitted.cells
                if c.metadata.get("nbgrader", {}).get("grade_id") in assignment.manual}
     for gid, stub in assignment.manual.items():
         changed = integrity._normal(answers.get(gid, stub)) != integrity._normal(stub)
-        grades[gid] = [0.0, assignment.points[gid], changed]
+        grades[gid] = CellGrade(0.0, assignment.points[gid], changed)
     errors = {cid: printable(f["error"], 300) for cid, f in cell_frames.items()
               if isinstance(f.get("error"), wire.Raised) and cid not in assignment.tests}
-    score = round(sum(g[0] for g in grades.values() if not g[2]), 6)
-    return {**base, "status": "graded", "score": score, "max_score": assignment.max_score, "grades": grades,
-            "cases": results, "zeroed": zeroed, "flags": flags, "cell_errors": errors}
+    score = round(sum(g.score for g in grades.values() if not g.by_hand), 6)
+    return Verdict(status="graded", score=score, max_score=assignment.max_score, grades=grades,
+                   cases=results, zeroed=zeroed, flags=flags, cell_errors=errors, **base)
