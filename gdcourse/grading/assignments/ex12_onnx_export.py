@@ -43,6 +43,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from gdcourse.grading import contained
+from gdcourse.grading.assignments import onnx_graph
 from gdcourse.grading.cases import Case, Fail, close, diagnose, kind, number, probe, require, resembles
 from gdcourse.grading.wire import Tensor
 from gdcourse.models import mlp
@@ -55,8 +56,6 @@ MAX_NODES = 2000
 DYNAMO_MARK = "pkg.torch.onnx."  # metadata the dynamo exporter writes on the nodes it makes
 STANDARD_DOMAINS = ("", "ai.onnx")
 CONTROL_FLOW = ("Loop", "Scan", "If", "SequenceMap")
-LEVELS = (("with graph optimizations off (ORT_DISABLE_ALL)", ort.GraphOptimizationLevel.ORT_DISABLE_ALL),
-          ("with graph optimizations on (ORT_ENABLE_ALL)", ort.GraphOptimizationLevel.ORT_ENABLE_ALL))
 
 
 # --- the reference ----------------------------------------------------------------------
@@ -291,39 +290,6 @@ def _all_nodes(proto) -> list:
     return nodes
 
 
-def _session(data: bytes, level) -> ort.InferenceSession:
-    options = ort.SessionOptions()
-    options.graph_optimization_level = level
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-
-
-def run_graph(data, X, batches) -> dict:
-    """Run in a contained process (:mod:`gdcourse.grading.contained`), never in the grader's: the file's
-    input and output names and, at each optimization level of ``LEVELS``, its logits on the first ``b``
-    rows of ``X`` for each ``b`` in ``batches`` (None where it rejects that batch)."""
-    result = {"loaded": False, "names": ([], []), "runs": []}
-    for _, level in LEVELS:
-        try:
-            sess = _session(np.asarray(data, np.uint8).tobytes(), level)
-        except Exception:
-            return result
-        result["loaded"] = True
-        result["names"] = ([i.name for i in sess.get_inputs()], [o.name for o in sess.get_outputs()])
-        if result["names"] != (["x"], ["logits"]):
-            return result
-        runs = []
-        for b in batches:
-            try:
-                (out,) = sess.run(["logits"], {"x": np.asarray(X[:b], np.float32)})
-                runs.append(np.asarray(out))
-            except Exception:
-                runs.append(None)
-        result["runs"].append(runs)
-    return result
-
-
 def _training_dropout(proto) -> bool:
     """A Dropout whose training_mode input is a constant True: the model was exported in training mode."""
     consts = {t.name: t for t in proto.graph.initializer}
@@ -382,7 +348,7 @@ def export_case(model_spec, example, X, batches, name, filename="model.onnx", su
         proto, data = exported_file(report, filename, visible)
         want_all = eval_logits(classifier(**model_spec), X)
         try:  # the student's graph runs in a sandbox of its own, never in the grader's process
-            ran = contained.call(f"{__name__}:run_graph", np.frombuffer(data, np.uint8), X, list(batches))
+            ran = contained.call(f"{onnx_graph.__name__}:run_graph", np.frombuffer(data, np.uint8), X, list(batches))
         except contained.ContainedError:
             raise Fail("ONNX Runtime could not run the exported file within the grader's limits",
                        summary="ONNX Runtime could not run the exported file within the grader's limits") from None
@@ -391,7 +357,7 @@ def export_case(model_spec, example, X, batches, name, filename="model.onnx", su
         require(inputs == ["x"], f"the file's input is named {inputs}, expected ['x']: pass input_names=['x']")
         require(outputs == ["logits"],
                 f"the file's output is named {outputs}, expected ['logits']: pass output_names=['logits']")
-        for (level_name, _), runs in zip(LEVELS, ran["runs"]):
+        for (level_name, _), runs in zip(onnx_graph.LEVELS, ran["runs"]):
             for b, out in zip(batches, runs):
                 if out is None:
                     message = (f"the exported file rejects a batch of {b} row(s): the batch dimension was frozen to the "
@@ -451,7 +417,7 @@ def predict_case(layers, X, name, as_str=False, subfolder="", order="C", visible
 
 def _expected_report(model_spec, file_spec, X, atol):
     data = mlp_file_bytes(file_layers(file_spec))
-    (onnx_out,) = _session(data, ort.GraphOptimizationLevel.ORT_ENABLE_ALL).run(
+    (onnx_out,) = onnx_graph.session(data, ort.GraphOptimizationLevel.ORT_ENABLE_ALL).run(
         ["logits"], {"x": np.asarray(X, dtype=np.float32)})
     ref = eval_logits(classifier(**model_spec), X)
     diff = float(np.max(np.abs(onnx_out.astype(np.float64) - ref.astype(np.float64))))
