@@ -1,7 +1,9 @@
 """Gradient clipping on lists of NumPy arrays, as ``torch.nn.utils`` does it.
 
 Functions return new arrays (the inputs are not modified) and, for norm
-clipping, the norm measured *before* clipping, which is what you log.
+clipping, the norm(s) measured *before* clipping, which is what you log:
+``(clipped, norm)`` as ``clip_grad_norm_`` returns its norm; value clipping
+measures nothing and returns the clipped list, as ``clip_grad_value_``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,22 @@ def clip_per_tensor(grads, max_norm: float):
         raise ValueError(f"max_norm must be positive, got {max_norm}")
     norms = [global_norm([g]) for g in grads]
     return [g * _factor(max_norm, n) for g, n in zip(grads, norms)], norms
+
+
+def clip_per_group(grads, groups, max_norm: float):
+    """Clip each group of gradients (``groups``: lists of indices into ``grads``, e.g. one layer's weight
+    and bias) to global norm ``max_norm`` on its own: per-module clipping, between global and per-tensor.
+    Arrays in no group are returned unchanged. Returns ``(clipped, norms_before)``, a norm per group.
+    Used in chapter 8."""
+    if max_norm <= 0:
+        raise ValueError(f"max_norm must be positive, got {max_norm}")
+    out, norms = list(grads), []
+    for group in groups:
+        clipped, norm = clip_by_global_norm([grads[i] for i in group], max_norm)
+        norms.append(norm)
+        for i, g in zip(group, clipped):
+            out[i] = g
+    return out, norms
 
 
 def _factor(max_norm: float, norm: float) -> float:

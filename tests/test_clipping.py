@@ -76,3 +76,19 @@ def test_non_finite_gradients_behave_as_in_torch():
         assert not np.isfinite(norm)
         for a, p in zip(ours, params):
             np.testing.assert_array_equal(a, p.grad.numpy())  # NaN where torch has NaN, 0 where it has 0
+
+
+def test_per_group_clipping_clips_each_module_on_its_own():
+    rng = np.random.default_rng(0)
+    grads = [rng.normal(size=(3, 4)) * 10, rng.normal(size=4) * 10, rng.normal(size=(4, 2)) * 0.01, rng.normal(size=2)]
+    groups = [[0, 1], [2, 3]]
+    ours, norms = clipping.clip_per_group(grads, groups, 1.0)
+    for group, norm in zip(groups, norms):
+        want, want_norm = clipping.clip_by_global_norm([grads[i] for i in group], 1.0)
+        assert norm == want_norm
+        for i, w in zip(group, want):
+            np.testing.assert_array_equal(ours[i], w)
+    assert clipping.global_norm(ours[:2]) == pytest.approx(1.0, rel=1e-5)  # the large layer was scaled down
+    assert norms[0] > 1 > norms[1]
+    np.testing.assert_array_equal(ours[2], grads[2])  # the small module is left alone: its norm is below 1
+    assert clipping.clip_per_group(grads, [[0]], 1.0)[0][1] is grads[1]  # arrays in no group are passed through
