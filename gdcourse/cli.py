@@ -171,6 +171,20 @@ def _book(args) -> int:
     return 0
 
 
+def _draws(args) -> int:
+    from gdcourse.grading.draws import check
+
+    count, failures = check(args.assignment, args.notebooks, course_root=args.root, draws=args.draws,
+                            first=args.first, isolate=not args.no_isolation)
+    for f in failures:
+        where = "the notebook" if f.seed is None else f"draw {f.seed}, {f.test}: {f.case}"
+        print(f"FAILED {f.notebook}: {where}: {f.message}")
+    seeds = f"seeds {args.first}..{args.first + args.draws - 1}"
+    print(f"{len(args.notebooks)} notebook(s), {count} hidden cases each ({seeds}): "
+          + (f"{len(failures)} failed" if failures else "every case passed"))
+    return 1 if failures else 0
+
+
 def _setup_cells(args) -> int:
     from gdcourse.notebooks import discover
     from gdcourse.setup_cell import write_setup_cells
@@ -259,6 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html-parent", default=".", help="the HTML goes to HTML_PARENT/_build/html")
     p.add_argument("--jobs", type=int, default=1)
     p.set_defaults(func=_book)
+
+    p = sub.add_parser("draws", help="run notebooks that are right against many draws of the hidden cases")
+    p.add_argument("assignment", help="e.g. ex14-optimizer-memory-and-curvature")
+    p.add_argument("notebooks", nargs="+", help="correct answers: the solution, and others written differently")
+    p.add_argument("--draws", type=int, default=100, help="how many seeds (default 100)")
+    p.add_argument("--first", type=int, default=0, help="the first seed (default 0)")
+    p.add_argument("--no-isolation", action="store_true", help="run without the sandbox")
+    p.set_defaults(func=_draws)
 
     p = sub.add_parser("setup-cells", help="write gdcourse.setup_cell.SETUP_CELL into every notebook")
     p.add_argument("--check", action="store_true", help="only report notebooks whose setup cell differs")
