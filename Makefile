@@ -11,9 +11,7 @@ PROFILE ?= reader
 # A cohort freezes the course for a term with REQUIREMENTS=requirements-release.txt.
 REQUIREMENTS ?= requirements.txt
 
-export PYDEVD_DISABLE_FILE_VALIDATION := 1
-export JUPYTER_PLATFORM_DIRS := 1
-export HF_HUB_OFFLINE := 1
+# pip's own setting; the course's processes get theirs from gdcourse.notebooks.COURSE_ENV
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: venv browser book site-check test check exercises notebooks freeze clean help

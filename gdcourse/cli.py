@@ -5,7 +5,6 @@ notebooks, build the book, regenerate the student release."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -294,8 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from gdcourse.notebooks import use_course_env
+
     args = build_parser().parse_args(argv)
-    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    use_course_env()
     return args.func(args)
 
 

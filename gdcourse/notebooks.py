@@ -26,10 +26,17 @@ from pathlib import Path
 PROFILES = ("ci", "reader")
 NOTEBOOK_DIRS = ("book", "solutions")
 
-# Quiet, reproducible kernels: no debugger warning about frozen modules, no
-# jupyter path-migration notice, a non-interactive matplotlib backend for any
-# code that bypasses the inline one.
-KERNEL_ENV = {"PYDEVD_DISABLE_FILE_VALIDATION": "1", "JUPYTER_PLATFORM_DIRS": "1"}
+# The environment of every process the course's tools start (kernels, Sphinx, nbgrader), set in this
+# one place: no debugger warning about frozen modules, no jupyter path-migration notice, and no network
+# for Hugging Face (chapter 14 and its tests work offline). The grader's sandbox sets its own, whole.
+COURSE_ENV = {"PYDEVD_DISABLE_FILE_VALIDATION": "1", "JUPYTER_PLATFORM_DIRS": "1", "HF_HUB_OFFLINE": "1"}
+
+
+def use_course_env() -> None:
+    """Put :data:`COURSE_ENV` into this process's environment, for it and its children (what the
+    caller set already wins)."""
+    for name, value in COURSE_ENV.items():
+        os.environ.setdefault(name, value)
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,7 @@ def execute(source: Path | str, output: Path | str, *, profile: str = "ci",
     source, output = Path(source).resolve(), Path(output).resolve()
     output.parent.mkdir(parents=True, exist_ok=True)
     params = {**parameters_for(source, profile), **(extra_parameters or {})}
-    os.environ.update(KERNEL_ENV)
+    use_course_env()
     start = time.perf_counter()
     error = None
     try:

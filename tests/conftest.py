@@ -11,6 +11,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# the environment every process of the course gets (gdcourse.notebooks.COURSE_ENV), here as under `gdcourse`
+from gdcourse.notebooks import use_course_env  # noqa: E402
+
+use_course_env()
+
 # The slow tier, which `make check` leaves out: a test is slow when it uses one of these fixtures
 # (they grade cohorts, execute notebooks, build the book or drive a browser) or is marked slow itself.
 SLOW_FIXTURES = {
