@@ -39,6 +39,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ClearOutput.enabled = True
 
-# solutions/<name>/cases.py holds the judge's trusted cases (and the reference they compute):
-# it never goes into the student release, nor anywhere a submission runs.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "cases.py"]
+# solutions/<name>/cases.py holds the judge's trusted cases (and the reference they compute), and
+# variants.py the mutants the cases are tested against: neither goes into the student release,
+# nor anywhere a submission runs.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "cases.py", "variants.py"]

@@ -6,8 +6,8 @@ with `gdcourse grade`, same submissions, same machine, one run.
 
 ex01 and ex07 are graded by the judge (a sandboxed Python process per
 student, cases scored outside it). Each assignment gets --per-assignment submissions, cycling through the
-reference solution, the untouched release and the named variants in
-tests/exNN_variants.py (so scores differ between students). Prints wall
+reference solution, the untouched release and the variants in
+solutions/<assignment>/variants.py (so scores differ between students). Prints wall
 time for each tool, the ratio, the per-submission overhead, and checks that
 both tools gave every student the same score.
 """
@@ -15,7 +15,6 @@ both tools gave every student the same score.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import shutil
 import subprocess
@@ -24,26 +23,22 @@ import tempfile
 import time
 from pathlib import Path
 
+from gdcourse.grading import grade, variants
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from submissions import solution_answers, submission  # noqa: E402
-
-from gdcourse.grading import grade  # noqa: E402
 
 
 def cohort(assignment: str, n: int, folder: Path) -> dict[str, bool]:
     """{student: True if their work is right (the solution, a correct alternative) or untouched}."""
-    number = assignment[2:4]
-    variants = importlib.import_module(f"ex{number}_variants")
-    ref = solution_answers(assignment)
-    answers = [(ref, True), ({}, True)] + [({**ref, **a}, False) for _, a in variants.WRONG.values()] + \
-              [({**ref, **a}, True) for a in variants.CORRECT.values()]
+    found = variants.load(ROOT, assignment)
+    ref = variants.solution_answers(assignment, course_root=ROOT)
+    answers = [(ref, True), ({}, True)] + [({**ref, **a}, False) for _, a in found.WRONG.values()] + \
+              [({**ref, **a}, True) for a in found.CORRECT.values()]
     students = {}
     for i in range(n):
         student = f"student{i:03d}"
         work, exact = answers[i % len(answers)]
-        submission(assignment, work, folder, student)
+        variants.submission(assignment, work, folder, student, course_root=ROOT)
         students[student] = exact
     return students
 

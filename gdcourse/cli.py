@@ -171,15 +171,24 @@ def _book(args) -> int:
 
 
 def _draws(args) -> int:
-    from gdcourse.grading.draws import check
+    import tempfile
 
-    count, failures = check(args.assignment, args.notebooks, course_root=args.root, draws=args.draws,
-                            first=args.first, isolate=not args.no_isolation)
+    from gdcourse.grading.draws import check, correct_notebooks
+
+    if not (args.notebooks or args.correct):
+        print("name notebooks, or pass --correct for the solution and its correct variants", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="gdcourse-correct-") as folder:
+        notebooks = list(args.notebooks)
+        if args.correct:
+            notebooks += correct_notebooks(args.assignment, folder, course_root=args.root)
+        count, failures = check(args.assignment, notebooks, course_root=args.root, draws=args.draws,
+                                first=args.first, isolate=not args.no_isolation)
     for f in failures:
         where = "the notebook" if f.seed is None else f"draw {f.seed}, {f.test}: {f.case}"
         print(f"FAILED {f.notebook}: {where}: {f.message}")
     seeds = f"seeds {args.first}..{args.first + args.draws - 1}"
-    print(f"{len(args.notebooks)} notebook(s), {count} hidden cases each ({seeds}): "
+    print(f"{len(notebooks)} notebook(s), {count} hidden cases each ({seeds}): "
           + (f"{len(failures)} failed" if failures else "every case passed"))
     return 1 if failures else 0
 
@@ -275,7 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("draws", help="run notebooks that are right against many draws of the hidden cases")
     p.add_argument("assignment", help="e.g. ex14-optimizer-memory-and-curvature")
-    p.add_argument("notebooks", nargs="+", help="correct answers: the solution, and others written differently")
+    p.add_argument("notebooks", nargs="*", help="correct answers: the solution, and others written differently")
+    p.add_argument("--correct", action="store_true",
+                   help="also the solution and every CORRECT variant of solutions/ASSIGNMENT/variants.py")
     p.add_argument("--draws", type=int, default=100, help="how many seeds (default 100)")
     p.add_argument("--first", type=int, default=0, help="the first seed (default 0)")
     p.add_argument("--no-isolation", action="store_true", help="run without the sandbox")

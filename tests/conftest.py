@@ -32,6 +32,33 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if SLOW_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
+        if group := _shares(item):
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _shares(item) -> str | None:
+    """The slow fixture a test shares with others. `make test` runs two pytest-xdist workers
+    (--dist loadgroup): tests that share one run in the same worker, so it is made once, while the
+    other worker runs the rest (a cohort's graders and the book's single-core build overlap)."""
+    names = set(item.fixturenames)
+    if names & {"executed_ci", "built_book", "browsed"}:
+        return "book"
+    if "graded" in names:  # one cohort per assignment
+        return f"graded-{item.callspec.params['assignment']}"
+    if names & {"cohort", "term", "moodle", "pages", "wheel"}:  # module-scoped
+        return item.module.__name__
+    return None
+
+
+def pytest_sessionfinish(session):
+    """In an xdist worker: hand the sections below to the controller, which prints them."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["gdcourse_reports"] = [list(r) for r in _REPORTS]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _REPORTS.extend(tuple(r) for r in getattr(node, "workeroutput", {}).get("gdcourse_reports", []))
 
 
 @pytest.fixture(scope="session")

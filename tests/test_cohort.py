@@ -22,7 +22,7 @@ import pytest
 
 from gdcourse.grading import Limits, grade
 from gdcourse.grading.verdict import Verdict
-from submissions import solution_answers, submission
+from submissions import solution_answers, submission, variants_of
 
 ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
@@ -152,9 +152,8 @@ HONEST = {"full": AUTO, "no-fit": AUTO - 2, "alternative": AUTO}  # kind: exact 
 
 
 def _honest(ok, kind):
-    from ex01_variants import CORRECT
     return {"full": ok, "no-fit": {k: v for k, v in ok.items() if k != "fit"},
-            "alternative": {**ok, **CORRECT["other_formulas"]}}[kind]
+            "alternative": {**ok, **variants_of(EX).CORRECT["other_formulas"]}}[kind]
 
 
 @pytest.fixture(scope="module")
@@ -289,8 +288,8 @@ def _page(cohort, attack):
 
 def test_feedback_shows_no_hidden_case_and_runs_nothing(cohort):
     cases_source = (ROOT / "solutions" / EX / "cases.py").read_text()
-    from ex01_variants import CORRECT
-    written = "\n".join([*cohort["ok"].values(), *(v for answers in CORRECT.values() for v in answers.values())])
+    correct = variants_of(EX).CORRECT
+    written = "\n".join([*cohort["ok"].values(), *(v for answers in correct.values() for v in answers.values())])
     hidden_lines = [l.strip() for l in cases_source.splitlines() if len(l.strip()) > 25 and l.strip() not in written]
     for student in cohort["rows"]:
         page_path = cohort["out"] / "feedback" / student / EX / f"{EX}.html"

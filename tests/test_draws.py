@@ -4,8 +4,8 @@ named with the seed that drew it (`gdcourse draws`)."""
 from __future__ import annotations
 
 from gdcourse.cli import main
-from gdcourse.grading.draws import check
-from submissions import solution_answers, submission
+from gdcourse.grading.draws import check, correct_notebooks
+from submissions import solution_answers, submission, variants_of
 
 EX = "ex01-gd-loop"
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
@@ -33,3 +33,13 @@ def test_an_answer_wrong_on_some_draws_is_caught_with_the_seeds_that_show_it(tmp
     assert main(["--root", str(ROOT), "draws", EX, str(notebook), "--draws", "20"]) == 1
     out = capsys.readouterr().out
     assert f"draw {bad}, test_predict" in out and out.rstrip().endswith(f"{len(failures)} failed")
+
+
+def test_correct_runs_the_solution_and_every_correct_variant(tmp_path, capsys):
+    notebooks = correct_notebooks(EX, tmp_path, course_root=ROOT)
+    assert sorted(p.parent.name for p in notebooks) == sorted(["solution", *(f"correct-{n}" for n in variants_of(EX).CORRECT)])
+    assert main(["--root", str(ROOT), "draws", EX, "--correct", "--draws", "5"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"{len(notebooks)} notebook(s), "
+                                                     f"{check(EX, notebooks[:1], course_root=ROOT, draws=5)[0]} "
+                                                     "hidden cases each (seeds 0..4): every case passed")
+    assert main(["--root", str(ROOT), "draws", EX]) == 2  # nothing to run is an error, not a pass

@@ -4,14 +4,13 @@ untouched release zero, every plausible wrong answer less, in the cases of the
 function it breaks and nowhere else, and correct alternatives full marks."""
 
 import filecmp
-import importlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from submissions import release, solution_answers, submission
+from submissions import release, solution_answers, submission, variants_of
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
@@ -54,13 +53,12 @@ def test_every_graded_cell_has_points_and_a_unique_id():
 
 # --- every assignment graded through nbgrader -----------------------------
 
-# Each assignment exNN-slug has tests/exNN_variants.py with WRONG and CORRECT submissions.
-VARIANTS = {a: importlib.import_module(f"{a.split('-')[0]}_variants") for a in ASSIGNMENTS
-            if (ROOT / "tests" / f"{a.split('-')[0]}_variants.py").is_file()}
+# Each assignment has solutions/<assignment>/variants.py with WRONG and CORRECT submissions.
+VARIANTS = {a: v for a in ASSIGNMENTS if (v := variants_of(a)) is not None}
 
 
 def test_every_assignment_has_graded_variants():
-    assert sorted(VARIANTS) == ASSIGNMENTS, "add tests/exNN_variants.py (WRONG and CORRECT) for each assignment"
+    assert sorted(VARIANTS) == ASSIGNMENTS, "add solutions/<assignment>/variants.py (WRONG and CORRECT) for each assignment"
     for assignment, module in VARIANTS.items():
         # at least 8 bugs and 3 correct alternatives written differently from the reference
         assert len(module.WRONG) >= 8 and len(module.CORRECT) >= 3, assignment
@@ -233,10 +231,11 @@ def test_case_definitions_take_nothing_from_the_notebook_but_the_function(assign
         assert ast.unparse(tree.body[1]) == f"check('{assignment}', '{grade_id}')", grade_id
 
 
-def test_a_wrong_cause_scores_nothing_though_its_form_is_right(graded):
+@pytest.mark.parametrize("assignment", ["ex13-diagnose-and-fix"])
+def test_a_wrong_cause_scores_nothing_though_its_form_is_right(graded, assignment):
     """ex13's visible cause case only checks the form (one key of CAUSES) and weighs nothing."""
-    rows = graded("ex13-diagnose-and-fix")
-    for name, (test, _) in VARIANTS["ex13-diagnose-and-fix"].WRONG.items():
+    rows = graded(assignment)
+    for name, (test, _) in VARIANTS[assignment].WRONG.items():
         if test.startswith("test_cause"):
-            score, top, _ = _RESULTS["ex13-diagnose-and-fix"][f"wrong-{name}"].grades[test]
+            score, top, _ = _RESULTS[assignment][f"wrong-{name}"].grades[test]
             assert (score, top) == (0.0, 1.0), (name, rows[f"wrong-{name}"].reason)

@@ -6,7 +6,9 @@ draws is a student a term who loses points for nothing. This runs each notebook 
 cases of ``draws`` seeds together, through the same judge (:func:`.judge.grade`), and lists every case
 that failed with the seed that drew it, to run after writing or changing an assignment's cases:
 
-    .venv/bin/gdcourse draws ex14-optimizer-memory-and-curvature solutions/ex14-*/ex14-*.ipynb --draws 200
+    .venv/bin/gdcourse draws ex14-optimizer-memory-and-curvature --correct --draws 200
+
+``--correct`` runs the solution and every ``CORRECT`` variant (:mod:`.variants`); notebooks may be named too.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gdcourse.grading import cases as case_defs, judge
+from gdcourse.grading import cases as case_defs, judge, variants
 from gdcourse.grading.judge import Assignment
 
 TAG = "[draw {}] "  # put before a case's name: the seed that drew it
@@ -40,6 +42,15 @@ class _ManyDraws(Assignment):
     def draw(self, seed: int) -> list:
         return [dataclasses.replace(case, name=TAG.format(s) + case.name)
                 for s in self.seeds for case in self.module.cases(np.random.default_rng(s))]
+
+
+def correct_notebooks(assignment: str, folder: Path | str, *, course_root: Path | str = ".") -> list[Path]:
+    """Write the solution and every ``CORRECT`` variant of ``assignment`` as submissions into ``folder``."""
+    found = variants.load(course_root, assignment)
+    reference = variants.solution_answers(assignment, course_root=course_root)
+    answers = {"solution": reference} | {f"correct-{name}": {**reference, **a}
+                                         for name, a in (found.CORRECT.items() if found else ())}
+    return [variants.submission(assignment, a, folder, name, course_root=course_root) for name, a in answers.items()]
 
 
 def check(assignment: str, notebooks, *, course_root: Path | str = ".", draws: int = 100, first: int = 0,

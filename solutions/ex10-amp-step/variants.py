@@ -1,6 +1,6 @@
-"""Implementations of ex10 a student might hand in (see ex01_variants for the contract)."""
+"""Implementations of ex10 a student might hand in (the contract is in gdcourse.grading.variants)."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 _STEP_HEAD = (
     "def amp_train_step(model, X, y, loss_fn, optimizer, scaler, device_type='cpu', dtype=torch.bfloat16,\n"

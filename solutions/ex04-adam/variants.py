@@ -1,6 +1,6 @@
-"""Implementations of ex04 a student might hand in (see ex01_variants for the contract)."""
+"""Implementations of ex04 a student might hand in (the contract is in gdcourse.grading.variants)."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 # The right answers; each wrong one below differs from one of them in a line or two.
 _INIT_OK = (

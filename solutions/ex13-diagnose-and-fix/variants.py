@@ -1,6 +1,6 @@
-"""Answers to ex13 a student might hand in (see ex01_variants for the contract)."""
+"""Answers to ex13 a student might hand in (the contract is in gdcourse.grading.variants)."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 # The body of run B with one line changed: where (and whether) the gradients are cleared.
 def _run_b(clear_before="", clear_after_backward="", clear_after_step="", clear_per_epoch=""):

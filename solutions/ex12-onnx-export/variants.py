@@ -1,11 +1,11 @@
-"""Implementations of ex12 a student might hand in (see ex01_variants for the contract).
+"""Implementations of ex12 a student might hand in (the contract is in gdcourse.grading.variants).
 
 Exports take seconds, and every variant is a full grading run (two exports: the visible case and a hidden
 one), so the export bugs are one per mistake the chapter shows (static batch, training mode,
 external data, input name) and the legacy exporter; the others cost milliseconds per case.
 """
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 # The right answers; each wrong one below differs from one of them in a line or two.
 _EXPORT_OK = (

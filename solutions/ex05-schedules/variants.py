@@ -1,6 +1,6 @@
-"""Implementations of ex05 a student might hand in (see ex01_variants for the contract)."""
+"""Implementations of ex05 a student might hand in (the contract is in gdcourse.grading.variants)."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 # The right answers; each wrong one below differs from one of them in a line or two.
 _WC = ("def warmup_cosine(t, peak_lr, warmup_steps, total_steps, min_lr=0.0):\n"

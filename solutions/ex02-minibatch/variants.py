@@ -1,8 +1,8 @@
-"""Implementations of ex02 a student might hand in (see ex01_variants for the contract).
+"""Implementations of ex02 a student might hand in (the contract is in gdcourse.grading.variants).
 
 Each WRONG one is the right answer with one mistake (``edited``), in the one answer cell it breaks."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 _ITER_OK = (
     "def minibatch_indices(n, batch_size, rng, drop_last=False):\n"

@@ -1,6 +1,6 @@
-"""Implementations of ex08 a student might hand in (see ex01_variants for the contract)."""
+"""Implementations of ex08 a student might hand in (the contract is in gdcourse.grading.variants)."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 _STEP_HEAD = "def train_step(model, X, y, loss_fn, optimizer, max_norm=None):\n"
 _EPOCH_HEAD = ("def train_epoch(model, loader, loss_fn, optimizer, scheduler=None, max_norm=None, "

@@ -1,8 +1,8 @@
-"""Implementations of ex03 a student might hand in (see ex01_variants for the contract).
+"""Implementations of ex03 a student might hand in (the contract is in gdcourse.grading.variants).
 
 Most WRONG ones are the right answer with one mistake (``edited``), in the one answer cell it breaks."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 _STEP_OK = (
     "def momentum_step(w, g, v, lr, momentum, nesterov=False):\n"

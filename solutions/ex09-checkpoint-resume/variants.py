@@ -1,9 +1,9 @@
-"""Implementations of ex09 a student might hand in (see ex01_variants for the contract).
+"""Implementations of ex09 a student might hand in (the contract is in gdcourse.grading.variants).
 
 On the judge an answer cell that calls into ``os`` (other than ``os.path``) or ``shutil`` is flagged
 for review, so the file handling below goes through ``pathlib`` and ``tempfile``."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 # The right answers; each wrong one below differs from one of them in a line or two.
 _STOP_OK = (

@@ -1,6 +1,6 @@
-"""Implementations of ex14 a student might hand in (see ex01_variants for the contract)."""
+"""Implementations of ex14 a student might hand in (the contract is in gdcourse.grading.variants)."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 _HVP_OK = (
     "def hessian_vector_product(loss_fn, params, v):\n"

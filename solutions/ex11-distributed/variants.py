@@ -1,10 +1,10 @@
-"""Implementations of ex11 a student might hand in (see ex01_variants for the contract).
+"""Implementations of ex11 a student might hand in (the contract is in gdcourse.grading.variants).
 
 The process-group functions run in forked gloo processes (a tenth of a second per launch once
 torch is loaded), so a submission grades in seconds; each wrong variant is the right answer with
 one mistake, most of them ones that only some world sizes, epochs or states show."""
 
-from submissions import edited
+from gdcourse.grading.variants import edited
 
 # The right answers; each wrong one below differs from one of them in a line or two.
 _SHARD_OK = (

@@ -1,10 +1,4 @@
-"""Implementations of ex01 that a student might hand in.
-
-WRONG ones each carry a plausible mistake and name the test cell that must
-catch it. CORRECT ones are written differently from the reference and must
-keep full marks. Each variant replaces only the cells it names; the rest of
-the submission is the reference solution.
-"""
+"""Implementations of ex01 that a student might hand in (the contract is in gdcourse.grading.variants)."""
 
 WRONG = {
     "predict_forgets_bias": ("test_predict", {"predict": "def predict(X, w, b):\n    return X @ w\n"}),
