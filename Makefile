@@ -71,7 +71,7 @@ site-check: book browser
 
 # Two pytest-xdist workers; tests that share a slow fixture stay in one (tests/conftest.py), so the
 # book's single-core build and a cohort's graders overlap. --durations: where the time goes, in CI's log.
-XDIST := -n 2 --dist loadgroup
+XDIST := -n 2
 test: $(STAMP) browser
 	$(PY) -m pytest $(XDIST) --durations=30
 

@@ -4,6 +4,7 @@ each happens once per session and several tests read the result."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -28,26 +29,57 @@ SLOW_FIXTURES = {
 }
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     for item in items:
         if SLOW_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
-        if group := _shares(item):
-            item.add_marker(pytest.mark.xdist_group(group))
+        shared = _shares(item)
+        if shared and work_unit(item.nodeid) != shared:
+            raise pytest.UsageError(f"{item.nodeid} shares the fixture of {shared!r} but work_unit() puts it in "
+                                    f"{work_unit(item.nodeid)!r}: name its file in tests/conftest.py")
+
+
+# `make test` runs two pytest-xdist workers. Tests that share a slow fixture form one work unit, which
+# one worker runs, so the fixture is made once, while the other worker runs the rest: a cohort's graders
+# and the book's single-core build overlap. The controller that hands out the units sees test ids only,
+# so the units are named from ids (work_unit); each worker checks them against the fixtures (_shares).
+BOOK_FILES = {"test_build.py", "test_notebooks.py", "test_site.py"}  # executed_ci, built_book, browsed
+MODULE_FIXTURE_FILES = {"test_cohort.py", "test_term.py", "test_lab.py", "test_packaging.py"}
+
+
+def work_unit(nodeid: str) -> str:
+    path, _, name = nodeid.partition("::")
+    file = path.rsplit("/", 1)[-1]
+    if file in BOOK_FILES:
+        return "book"
+    if file == "test_exercises.py" and (m := re.search(r"\[(ex\d\d-[a-z0-9-]+?)(?:[:\]])", name)):
+        return f"graded-{m[1]}"  # one cohort per assignment
+    if file in MODULE_FIXTURE_FILES:
+        return path
+    return nodeid
 
 
 def _shares(item) -> str | None:
-    """The slow fixture a test shares with others. `make test` runs two pytest-xdist workers
-    (--dist loadgroup): tests that share one run in the same worker, so it is made once, while the
-    other worker runs the rest (a cohort's graders and the book's single-core build overlap)."""
+    """The work unit a test must be in because of a slow fixture it uses, or None."""
     names = set(item.fixturenames)
     if names & {"executed_ci", "built_book", "browsed"}:
         return "book"
-    if "graded" in names:  # one cohort per assignment
+    if "graded" in names:
         return f"graded-{item.callspec.params['assignment']}"
     if names & {"cohort", "term", "moodle", "pages", "wheel"}:  # module-scoped
-        return item.module.__name__
+        return item.nodeid.partition("::")[0]
     return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return SharedFixtureScheduling(config, log)
 
 
 def pytest_sessionfinish(session):
