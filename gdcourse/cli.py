@@ -5,6 +5,7 @@ notebooks, build the book, regenerate the student release."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -147,6 +148,9 @@ def _run_notebooks(args) -> int:
         print("no notebook to run")
         return 0
     extra = {"device": args.device} if args.device else None
+    if args.record_gpu:  # the kernels inherit it: each GPU cell writes what it printed there
+        from gdcourse.gpu_results import RECORD_ENV
+        os.environ[RECORD_ENV] = str(Path(args.record_gpu).resolve())
     results = run_all(expanded, args.out, root=args.root, profile=args.profile, jobs=args.jobs,
                       timeout=args.timeout, extra_parameters=extra)
     print(report(results, args.root))
@@ -274,6 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", help="inject this `device` parameter (e.g. cuda)")
     p.add_argument("--list", action="store_true", help="print what would run, run nothing")
     p.add_argument("--timings", help="also write each notebook's status and seconds to this JSON file")
+    p.add_argument("--record-gpu", metavar="DIR",
+                   help="write what each GPU cell prints on a CUDA device into DIR (commit book/gpu-results)")
     p.set_defaults(func=_run_notebooks)
 
     p = sub.add_parser("book", help="execute the chapters and build the HTML (warnings are errors)")

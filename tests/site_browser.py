@@ -66,18 +66,34 @@ class PageVisit:
     path: str
     errors: list[str] = field(default_factory=list)   # console errors and uncaught exceptions
     failed: list[str] = field(default_factory=list)   # local requests that failed or returned >= 400
-    images: list[dict] = field(default_factory=list)  # {src, loaded, alt}
+    images: list[dict] = field(default_factory=list)  # {src, loaded, alt, widget (drawn by a widget)}
     headings: list[int] = field(default_factory=list)  # levels of the visible h1..h6 in <main>, in order
     links: list[str] = field(default_factory=list)    # absolute hrefs of every <a>
     icon: str | None = None                            # the favicon's URL
     logos: list[dict] = field(default_factory=list)   # the site logo: {src, loaded, alt}
+    math: dict = field(default_factory=dict)          # formulas: {typeset, untypeset, errors}
+    widgets: dict = field(default_factory=dict)       # ipywidgets: {views (embedded), drawn}
+    glue: list[dict] = field(default_factory=list)    # glued numbers: {weight, body (the paragraph's weight)}
     seconds: float = 0.0
     url: str = ""  # where the page ended up (a redirect moves it)
 
 
-_PAGE_FACTS = """() => ({
+_PAGE_FACTS = """async () => {
+  // MathJax typesets after the load event, and the widget manager draws its views after that.
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
+  for (let i = 0; views && i < 150 && !document.querySelector('.jupyter-widgets'); i++)
+    await new Promise(r => setTimeout(r, 100));
+  return {
+  math: {typeset: document.querySelectorAll('.math mjx-container').length,
+         untypeset: Array.from(document.querySelectorAll('.math')).filter(e => !e.querySelector('mjx-container')).length,
+         errors: document.querySelectorAll('mjx-merror').length},
+  widgets: {views: views, drawn: document.querySelectorAll('.jupyter-widgets').length},
+  glue: Array.from(document.querySelectorAll('p > span.pasted-text')).map(e => ({
+      weight: getComputedStyle(e).fontWeight, body: getComputedStyle(e.parentElement).fontWeight})),
   images: Array.from(document.querySelectorAll('article img')).map(i => ({
-      src: i.getAttribute('src'), loaded: i.complete && i.naturalWidth > 0, alt: i.getAttribute('alt')})),
+      src: i.getAttribute('src'), loaded: i.complete && i.naturalWidth > 0, alt: i.getAttribute('alt'),
+      widget: i.closest('.jupyter-widgets') !== null})),
   // Headings a reader sees (the theme repeats the title in a print-only block).
   headings: Array.from(document.querySelectorAll(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map(h => 'main ' + h).join(', ')))
       .filter(h => h.getClientRects().length > 0).map(h => Number(h.tagName[1])),
@@ -85,7 +101,8 @@ _PAGE_FACTS = """() => ({
   icon: (document.querySelector('link[rel~="icon"]') || {}).href || null,
   logos: Array.from(document.querySelectorAll('img.logo__image')).map(i => ({
       src: i.getAttribute('src'), loaded: i.complete && i.naturalWidth > 0, alt: i.getAttribute('alt')})),
-})"""
+  };
+}"""
 
 
 class Browser:
@@ -122,9 +139,9 @@ class Browser:
         if url.startswith(self.base_url) or url.startswith("data:"):
             route.continue_()
             return
+        # Nothing from elsewhere: the site must work offline, or where a CDN is blocked.
         self.external.add(urlsplit(url).netloc)
-        kind = "text/css" if urlsplit(url).path.endswith(".css") else "application/javascript"
-        route.fulfill(status=200, body="", content_type=kind)
+        route.abort("blockedbyclient")
 
     def _listen(self, page):
         # One set of listeners for the life of the page; they report into the current visit.
@@ -166,4 +183,5 @@ class Browser:
         visit.seconds = time.perf_counter() - start
         visit.images, visit.headings, visit.links = facts["images"], facts["headings"], facts["links"]
         visit.icon, visit.logos = facts["icon"], facts["logos"]
+        visit.math, visit.widgets, visit.glue = facts["math"], facts["widgets"], facts["glue"]
         return visit

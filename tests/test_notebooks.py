@@ -161,5 +161,6 @@ def test_the_gpu_workflow_runs_the_tagged_notebooks_on_cuda_and_uploads_them():
     assert upload["if"] == "always()", "executed notebooks are uploaded even when one fails"
     uploaded = upload["with"]["path"].split()
     assert args["--out"] in uploaded and args["--timings"].startswith(args["--out"] + "/")
+    assert args["--record-gpu"] == "book/gpu-results" in uploaded, "the GPU cells' records come back to commit"
     # What it would run: exactly the tagged notebooks, listed by the same command.
     assert main(["--root", str(root), "run-notebooks", "--gpu-only", "--list"]) == 0
