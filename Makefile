@@ -55,7 +55,8 @@ browser:
 # What the book uses: its sources and the library the chapters import, not the grader
 # (gdcourse/grading/, the self-check, the student lab), whose edits need no new book.
 BOOK_SOURCES := $(shell find book -type f -not -path '*/.*') _config.yml _toc.yml \
-                $(filter-out gdcourse/check.py gdcourse/lab.py,$(wildcard gdcourse/*.py)) $(wildcard gdcourse/site_static/*)
+                $(filter-out gdcourse/check.py gdcourse/lab.py,$(wildcard gdcourse/*.py)) $(wildcard gdcourse/site_static/*) \
+                gdcourse/book.mplstyle
 BOOK_STAMP   := _build/.book-$(PROFILE)
 
 book: $(BOOK_STAMP)

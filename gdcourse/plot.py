@@ -1,4 +1,4 @@
-"""Loss-curve figures used across the book."""
+"""Figures used across the book: loss curves, learning-rate sweeps, optimizer paths on a 2-D loss."""
 
 from __future__ import annotations
 
@@ -83,3 +83,34 @@ def _finite_prefix(values, ceiling: float | None = None) -> tuple[np.ndarray, in
     values = np.asarray(values, dtype=float)
     finite = np.isfinite(values) & (values <= (np.inf if ceiling is None else ceiling))
     return values, (len(values) if finite.all() else int(np.argmin(finite)))
+
+
+def plot_paths(loss: Callable[[np.ndarray, np.ndarray], np.ndarray], paths: Mapping[str, np.ndarray], *,
+               ax=None, extent: tuple[float, float, float, float] | None = None, levels: int = 14,
+               upto: int | None = None, title: str | None = None):
+    """Contours of a 2-D ``loss(w1, w2)`` and each named optimizer's path over them (d2l's picture).
+
+    ``paths`` maps a name to an array of iterates, shape (steps + 1, 2). ``upto`` draws only the first
+    ``upto`` steps (the frames of :func:`gdcourse.widgets.path_player`). ``extent`` is
+    (w1_min, w1_max, w2_min, w2_max); by default it frames every path with a margin. Returns the axes.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.8, 4.2), layout="constrained")
+    points = np.concatenate([np.asarray(p, dtype=float) for p in paths.values()])
+    if extent is None:
+        lo, hi = points.min(0), points.max(0)
+        pad = 0.12 * (hi - lo) + 1e-9
+        extent = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
+    w1, w2 = np.meshgrid(np.linspace(extent[0], extent[1], 200), np.linspace(extent[2], extent[3], 200))
+    z = loss(w1, w2)
+    ax.contour(w1, w2, z, levels=np.geomspace(max(z.min(), 1e-3 * z.max()), z.max(), levels),
+               colors="0.75", linewidths=0.8)
+    for name, path in paths.items():
+        path = np.asarray(path, dtype=float)[: None if upto is None else upto + 1]
+        ax.plot(path[:, 0], path[:, 1], "-o", markersize=2.5, linewidth=1.3, label=name)
+    ax.plot(0, 0, "k*", markersize=9)
+    ax.set(xlim=extent[:2], ylim=extent[2:], xlabel="$w_1$", ylabel="$w_2$")
+    if title:
+        ax.set_title(title)
+    ax.legend(frameon=False, loc="upper right")
+    return ax

@@ -66,7 +66,7 @@ class PageVisit:
     path: str
     errors: list[str] = field(default_factory=list)   # console errors and uncaught exceptions
     failed: list[str] = field(default_factory=list)   # local requests that failed or returned >= 400
-    images: list[dict] = field(default_factory=list)  # {src, loaded, alt, widget (drawn by a widget)}
+    images: list[dict] = field(default_factory=list)  # {src, loaded, alt, widget (drawn by one), shown, natural (px)}
     headings: list[int] = field(default_factory=list)  # levels of the visible h1..h6 in <main>, in order
     links: list[str] = field(default_factory=list)    # absolute hrefs of every <a>
     icon: str | None = None                            # the favicon's URL
@@ -93,7 +93,8 @@ _PAGE_FACTS = """async () => {
       weight: getComputedStyle(e).fontWeight, body: getComputedStyle(e.parentElement).fontWeight})),
   images: Array.from(document.querySelectorAll('article img')).map(i => ({
       src: i.getAttribute('src'), loaded: i.complete && i.naturalWidth > 0, alt: i.getAttribute('alt'),
-      widget: i.closest('.jupyter-widgets') !== null})),
+      widget: i.closest('.jupyter-widgets') !== null, shown: i.getBoundingClientRect().width,
+      natural: i.naturalWidth})),
   // Headings a reader sees (the theme repeats the title in a print-only block).
   headings: Array.from(document.querySelectorAll(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map(h => 'main ' + h).join(', ')))
       .filter(h => h.getClientRects().length > 0).map(h => Number(h.tagName[1])),

@@ -173,3 +173,19 @@ def test_count_sentence_matches_the_table():
     wanted = (f"the table holds {expected[0]} claims: {expected[1]} holds, {expected[2]} partly, "
               f"{expected[3]} wrong, {expected[4]} outdated and {expected[5]} cannot be checked.")
     assert stated == expected, f"the count sentence should read: {wanted}"
+
+
+def test_each_chapter_section_is_titled_like_its_chapter():
+    """The page's navigation shows the section titles: each is its chapter's own title, not a file path."""
+    import nbformat
+
+    text = PAGE.read_text(encoding="utf-8")
+    headings = [l for l in text.splitlines() if l.startswith("## {doc}")]
+    assert headings
+    for line in headings:
+        match = re.fullmatch(r"## \{doc\}`([^`<]+) <([^`>]+)>`", line)
+        assert match, f"a section names its chapter's title explicitly: {line}"
+        nb = nbformat.read((PAGE.parent / (match[2] + ".ipynb")).resolve(), as_version=4)
+        first = next(l for c in nb.cells if c.cell_type == "markdown" for l in c.source.splitlines()
+                     if l.startswith("# "))
+        assert match[1].strip() == first[2:].strip(), (line, first)

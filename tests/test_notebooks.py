@@ -164,3 +164,23 @@ def test_the_gpu_workflow_runs_the_tagged_notebooks_on_cuda_and_uploads_them():
     assert args["--record-gpu"] == "book/gpu-results" in uploaded, "the GPU cells' records come back to commit"
     # What it would run: exactly the tagged notebooks, listed by the same command.
     assert main(["--root", str(root), "run-notebooks", "--gpu-only", "--list"]) == 0
+
+
+BOOK_NOTEBOOKS = [p for p in NOTEBOOKS if p.relative_to(ROOT).parts[0] == "book"]
+
+
+@pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.stem)
+def test_figures_are_drawn_for_the_column(path):
+    """gdcourse/book.mplstyle, no figure wider than the text column (6.9 in at 100 dpi), no text below 9 pt:
+    the browser test then finds every label at 9 px or more."""
+    import re
+
+    code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    if "matplotlib" not in code and "plot_" not in code:
+        return
+    assert 'plt.style.use("gdcourse.book")' in code, f"{path.name} draws without the book's style"
+    wide = [w for w in re.findall(r"figsize=\(\s*([0-9.]+)", code) if float(w) > 6.9]
+    assert not wide, f"{path.name}: figures {wide} in wide, more than the column's 6.9"
+    small = [s for s in re.findall(r"fontsize=([0-9.]+)", code) if float(s) < 9]
+    assert not small, f"{path.name}: text at {small} pt, below 9"
+    assert not re.search(r"""fontsize=["'](x-|xx-)?small""", code), f"{path.name}: 'small' text is below 9 pt"

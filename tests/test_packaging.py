@@ -100,7 +100,7 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
 def test_the_wheel_holds_every_module_and_the_student_release(wheel):
     names = set(wheel.namelist())
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "gdcourse").rglob("*")
-               if p.suffix in (".py", ".css", ".js") and "__pycache__" not in p.parts}
+               if p.suffix in (".py", ".css", ".js", ".mplstyle") and "__pycache__" not in p.parts}
     assert modules and modules <= names, f"missing from the wheel: {sorted(modules - names)}"
     release = {f"gdcourse/exercises/{p.parent.name}/{p.name}" for p in (ROOT / "exercises").glob("*/*.ipynb")}
     assert release and release <= names, f"missing from the wheel: {sorted(release - names)}"

@@ -24,6 +24,13 @@ from site_browser import Browser, serve
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "_build" / "artifacts"
 SCREENSHOT_PAGE = "book/01-by-hand/01-the-loop.html"
+# Chapters with many figures, photographed at a laptop's and a phone's width for CI's artifacts
+PHOTOGRAPHED = ("book/01-by-hand/01-the-loop.html", "book/01-by-hand/06-adaptive-methods.html",
+                "book/02-pytorch/12-mixed-precision.html", "book/03-diagnosis-and-cost/16-troubleshooting-clinic.html")
+WIDTHS = {"laptop": 1280, "phone": 390}
+# gdcourse/book.mplstyle draws the smallest text at 9 pt and 100 dpi, 12.5 px: a figure shown at 72 % of its
+# own width or more keeps every label at 9 px or more.
+FIGURE_RATIO = 0.72
 COLAB = "https://colab.research.google.com/github/gdcourse/gdcourse/blob/main/"
 # Every request to another host is blocked (site_browser): the site must work offline.
 # The pages with a widget (chapter 1's slider), and one with many formulas.
@@ -51,6 +58,15 @@ def browsed(built_book, report_section):
         visits = {path: browser.visit(path) for path in pages}
         browser.page.goto(base + SCREENSHOT_PAGE, wait_until="load")
         browser.page.screenshot(path=str(ARTIFACTS / "chapter.png"))
+        sized = {}
+        for device, width in WIDTHS.items():
+            browser.page.set_viewport_size({"width": width, "height": 900})
+            for path in PHOTOGRAPHED:
+                sized[device, path] = browser.visit(path)
+                figure = browser.page.locator("article img[src*='_images/']").first
+                figure.scroll_into_view_if_needed()
+                browser.page.screenshot(path=str(ARTIFACTS / f"{Path(path).stem}-{width}px.png"))
+        browser.page.set_viewport_size({"width": WIDTHS["laptop"], "height": 900})
         browser.page.goto(f"{base}search.html?q={SEARCH[0]}", wait_until="load")
         browser.page.wait_for_selector("#search-results li", timeout=30_000)
         hits = browser.page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.href)")
@@ -62,7 +78,8 @@ def browsed(built_book, report_section):
     report_section("the built site in headless Chromium",
                    f"{len(pages)} pages, search and screenshot in {seconds:.1f} s; slowest: "
                    + ", ".join(f"{p} {s} s" for s, p in summary["slowest"]))
-    return {"base": base, "site": built_book, "visits": visits, "hits": hits, "external": external}
+    return {"base": base, "site": built_book, "visits": visits, "hits": hits, "external": external,
+            "sized": sized}
 
 
 def _local_path(url: str, base: str) -> tuple[str, str]:
@@ -121,6 +138,24 @@ def test_every_figure_loads_and_has_alt_text(browsed):
                 problems.append(f"{path}: {img['src']} has no alt text (alt={alt!r})")
     assert figures >= 100, f"expected the chapters' executed figures, found {figures}"
     assert not problems, "\n".join(problems)
+
+
+def _too_small(visit) -> list[str]:
+    return [f"{visit.path}: {img['src'][:60]} shown at {img['shown'] / img['natural']:.0%} of its "
+            f"{img['natural']} px" for img in visit.images
+            if "_images/" in (img["src"] or "") and img["natural"] and img["shown"] < FIGURE_RATIO * img["natural"]]
+
+
+def test_every_figure_is_shown_large_enough_to_read_its_labels(browsed):
+    """At 1280 px every figure of the book is shown at 72 % of its drawn width or more (its 9 pt labels
+    at 9 px or more); on a phone the photographed chapters' figures keep that size and scroll sideways."""
+    problems = [p for visit in browsed["visits"].values() for p in _too_small(visit)]
+    assert not problems, f"{len(problems)} figures too wide for the column:\n" + "\n".join(problems)
+    phone = [p for (device, _), visit in browsed["sized"].items() if device == "phone" for p in _too_small(visit)]
+    assert not phone, "\n".join(phone)
+    for (device, path), visit in browsed["sized"].items():
+        assert any("_images/" in (i["src"] or "") for i in visit.images), (device, path)
+        assert (ARTIFACTS / f"{Path(path).stem}-{WIDTHS[device]}px.png").is_file()
 
 
 def test_every_page_shows_the_logo_and_has_the_favicon(browsed):

@@ -1,8 +1,10 @@
 // Runs after require.js and before the ipywidgets HTML manager (gdcourse.site.WIDGETS).
 (function () {
-  // The manager finds its fonts where require.js resolves "@jupyter-widgets/html-manager": here, not a CDN.
-  var vendor = new URL("vendor/", document.currentScript.src).href;
-  require.config({paths: {"@jupyter-widgets/html-manager": vendor + "html-manager"}});
+  // The manager's modules look for their fonts beside the address require.js gives them. Both the
+  // bare module and those under dist/ must resolve into vendor/html-manager/dist/, here, not a CDN.
+  var dist = new URL("vendor/html-manager/dist/", document.currentScript.src).href;
+  require.config({paths: {"@jupyter-widgets/html-manager": dist + "index",
+                          "@jupyter-widgets/html-manager/dist": dist.replace(/\/$/, "")}});
 
   // The manager typesets widget output with MathJax 2's MathJax.Hub.Queue; the book loads MathJax 3,
   // and only on pages with math (window.MathJax is then its configuration until MathJax starts).
