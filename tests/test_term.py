@@ -195,6 +195,10 @@ def _formgrader_in_a_browser(port: int, out: Path) -> dict:
         # the instructor grades Erin's written answer and leaves a comment, as in the UI
         page.goto(f"{base}/formgrader/submissions/{erin}/", wait_until="domcontentloaded")
         page.wait_for_selector("input.score#why_diverge", timeout=30_000)
+        # The inputs are in the page's HTML, but save only once formgrader has fetched the grades and
+        # comments and bound its views to them: typing before that sends nothing (seen on a busy machine).
+        page.wait_for_function("() => window.formgrader && formgrader.grades && formgrader.grades.loaded"
+                               " && formgrader.comments && formgrader.comments.loaded", timeout=60_000)
         with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT"):
             page.fill("input.score#why_diverge", "1.5")
             page.keyboard.press("Tab")
