@@ -23,7 +23,9 @@ VERDICTS = ("holds", "partly", "wrong", "outdated", "cannot be checked")
 OPENING = re.compile(r"^(`{3,})\{admonition\} What the sources say")
 TARGET = re.compile(r"^\((claim-ch(\d\d)-[a-z0-9]+(?:-[a-z0-9]+){1,4})\)=$")
 ANY_TARGET = re.compile(r"^\((claim-[^)]*)\)=\s*$")
-REF = re.compile(r"^\{ref\}`[^`<]*\S <(claim-[a-z0-9-]+)>`$")
+REF = re.compile(r"^\{ref\}`[^`<]*\S <((?:claim-)?ch\d\d-[a-z0-9-]+)>`$")
+SECTION_TARGET = re.compile(r"^\((ch(\d\d)-[a-z0-9-]+)\)=\s*$", re.M)
+POSTS = ("post2026numpy", "post2026skeleton", "post2026principles")
 DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`")
 COUNTS = re.compile(r"the table holds (\d+) claims: (\d+) holds, (\d+) partly, (\d+) wrong, "
                     r"(\d+) outdated and (\d+) cannot be checked\.")
@@ -108,6 +110,28 @@ def test_no_claim_target_without_its_box():
     assert not stray, stray
 
 
+def section_targets() -> dict[str, str]:
+    """Every `(chNN-slug)=` target in the chapters, with its chapter: where a row without a box links."""
+    found = {}
+    for chapter in chapter_notebooks():
+        nb = nbformat.read(ROOT / f"{chapter}.ipynb", as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                found.update((m.group(1), chapter) for m in SECTION_TARGET.finditer(cell.source))
+    return found
+
+
+def test_every_box_cites_the_post_it_tests():
+    """A box argues with a named post: it cites one of the three seed posts with its chapter's prefix."""
+    uncited = []
+    for box in boxes():
+        keys = set(re.findall(r"\{cite(?::[a-z]+)?\}`([^`]+)`", box.body))
+        keys = {k.strip() for group in keys for k in group.split(",")}
+        if not keys & {f"ch{box.number}-{post}" for post in POSTS}:
+            uncited.append(box.label or box.body.splitlines()[0])
+    assert not uncited, f"boxes that do not cite their source post ({{cite:p}}`chNN-post2026...`): {uncited}"
+
+
 def test_page_title_and_verdict_words_are_defined():
     text = PAGE.read_text(encoding="utf-8")
     assert text.startswith("# Claims checked\n")
@@ -124,7 +148,8 @@ def test_every_row_has_a_claim_a_verdict_and_a_link():
         claim, verdict, link = row.cells
         assert claim, f"{where}: empty claim"
         assert verdict in VERDICTS, f"{where}: verdict {verdict!r} is not one of {VERDICTS}"
-        assert REF.match(link), f"{where}: experiment must be {{ref}}`a few words <claim-...>`, got {link!r}"
+        assert REF.match(link), (f"{where}: experiment must be {{ref}}`a few words <claim-...>` (a box) or "
+                                 f"{{ref}}`the finding in a few words <chNN-...>` (a section), got {link!r}")
 
 
 def test_rows_and_labels_agree_and_sit_under_their_chapter():
@@ -141,10 +166,15 @@ def test_rows_and_labels_agree_and_sit_under_their_chapter():
         match = REF.match(row.cells[-1]) if len(row.cells) == 3 else None
         if match:
             in_rows[match.group(1)].append(row)
+    sections_of = section_targets()
+    unknown = [f"line {r.line}: {label}" for label, rs in in_rows.items() for r in rs
+               if not label.startswith("claim-") and sections_of.get(label) != r.section]
+    assert not unknown, f"rows linking a section target that is not in their chapter: {unknown}"
     missing = [label for label in labelled if label not in in_rows]
     assert not missing, f"labels with no row in claims.md: {missing}"
     misplaced = [f"line {r.line}: {label} belongs under {labelled[label]}, sits under {r.section}"
-                 for label, rs in in_rows.items() for r in rs if r.section != labelled.get(label)]
+                 for label, rs in in_rows.items() if label.startswith("claim-")
+                 for r in rs if r.section != labelled.get(label)]
     assert not misplaced, "\n".join(misplaced)
 
 

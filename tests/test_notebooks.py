@@ -184,3 +184,25 @@ def test_figures_are_drawn_for_the_column(path):
     small = [s for s in re.findall(r"fontsize=([0-9.]+)", code) if float(s) < 9]
     assert not small, f"{path.name}: text at {small} pt, below 9"
     assert not re.search(r"""fontsize=["'](x-|xx-)?small""", code), f"{path.name}: 'small' text is below 9 pt"
+
+
+VISIBLE_LINES = 25  # a lesson fits on one screen; glue, asserts and plot dressing go to hidden cells
+HIDDEN_INPUT = {"hide-input", "remove-input", "hide-cell", "remove-cell"}
+
+
+def visible_cells(path):
+    """(lines, cell id) of every code cell whose source the web page shows."""
+    cells = nbformat.read(path, as_version=4).cells
+    return [(len(c.source.strip("\n").splitlines()), c.get("id")) for c in cells
+            if c.cell_type == "code" and not HIDDEN_INPUT & set(c.metadata.get("tags", []))]
+
+
+@pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.stem)
+def test_visible_code_shows_the_lesson(path):
+    """A shown cell is the lesson (issue 17): the bookkeeping around it runs in cells tagged hide-input,
+    executed and checked in CI like the rest. The message reports the chapter's longest shown cell."""
+    shown = visible_cells(path)
+    longest = max(shown, default=(0, None))
+    over = sorted((n, i) for n, i in shown if n > VISIBLE_LINES)
+    assert not over, (f"{path.stem}: longest shown cell {longest[1]} has {longest[0]} lines; "
+                      f"cells over {VISIBLE_LINES}: {over}")
