@@ -1,12 +1,18 @@
-"""Watching a PyTorch run: the gradient norm, per step and per layer, the first
-module whose output stops being finite, and the learning-rate range test for
-a model and a torch optimizer."""
+"""Watching a PyTorch run: the gradient norm, per step and per layer, and its
+percentiles; the size of each step against the weights it moves; activation
+statistics and dead units; the first module whose output stops being finite;
+and the learning-rate range test for a model and a torch optimizer.
+
+Each tool attaches to any loop without changing it: a tracker you call, a
+context manager around ``optimizer.step()``, or forward hooks you remove."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 
+import numpy as np
 import torch
 
 from gdcourse.diagnostics import RangeTest, range_test
@@ -52,12 +58,78 @@ class GradNormTracker:
         """Names of trainable parameters that never received a gradient."""
         return [n for n, v in self.per_parameter.items() if v and all(math.isnan(x) for x in v)]
 
+    def percentile(self, q: float) -> float:
+        """The q-th percentile (0-100) of the finite global norms recorded so far: the Tuning Playbook
+        sets a clipping threshold from the 90th."""
+        finite = [n for n in self.global_norms if math.isfinite(n)]
+        if not finite:
+            raise ValueError("no finite gradient norm recorded yet")
+        return float(np.percentile(finite, q))
+
     def first_nonfinite_step(self) -> int | None:
         """The first recorded step whose global norm is inf or NaN."""
         for step, norm in enumerate(self.global_norms):
             if not math.isfinite(norm):
                 return step
         return None
+
+
+@contextlib.contextmanager
+def update_ratios(model: torch.nn.Module):
+    """Wrap one ``optimizer.step()``: the yielded dict is filled, on exit, with each trainable
+    parameter's ``||w_after - w_before|| / ||w_before||``, the update-to-weight ratio CS231n watches.
+    A parameter whose norm was zero gets ``inf`` if it moved and ``0.0`` if it did not."""
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    with torch.no_grad():
+        before = [p.detach().to(torch.float64, copy=True) for _, p in named]
+    ratios: dict[str, float] = {}
+    yield ratios
+    with torch.no_grad():
+        for (name, p), old in zip(named, before):
+            step = float(torch.linalg.vector_norm(p.detach().to(torch.float64) - old))
+            size = float(torch.linalg.vector_norm(old))
+            ratios[name] = step / size if size > 0 else (math.inf if step > 0 else 0.0)
+
+
+class ActivationStats:
+    """Forward hooks on every module of the given types (default: ``nn.ReLU``) that record, per call,
+    the output's mean and standard deviation and its dead fraction: the share of units (features along
+    the last dimension) that are zero or negative for every example of the batch. Use as a context
+    manager, or call :meth:`remove`; ``records[name]`` is a list of dicts, one per forward call."""
+
+    def __init__(self, model: torch.nn.Module, types: tuple[type, ...] = (torch.nn.ReLU,)):
+        self.records: dict[str, list[dict[str, float]]] = {}
+        self._handles = []
+        for name, module in model.named_modules():
+            if isinstance(module, types):
+                self.records[name] = []
+                self._handles.append(module.register_forward_hook(self._hook(name)))
+        if not self._handles:
+            raise ValueError(f"the model has no module of type {[t.__name__ for t in types]}")
+
+    def _hook(self, name):
+        @torch.no_grad()
+        def record(module, args, output):
+            out = output.detach().to(torch.float64)
+            units = out.reshape(-1, out.shape[-1]) if out.dim() > 1 else out.reshape(-1, 1)
+            self.records[name].append({"mean": float(out.mean()), "std": float(out.std(correction=0)),
+                                       "dead": float((units <= 0).all(dim=0).double().mean())})
+        return record
+
+    def last(self, field: str) -> dict[str, float]:
+        """``field`` ("mean", "std" or "dead") of the latest call, per module."""
+        return {name: rows[-1][field] for name, rows in self.records.items() if rows}
+
+    def remove(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
 
 
 def _finite(x) -> bool:

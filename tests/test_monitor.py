@@ -6,7 +6,8 @@ import torch
 from torch import nn
 
 from gdcourse.models import mlp
-from gdcourse.monitor import GradNormTracker, first_nonfinite, grad_norm, lr_range_test
+from gdcourse.monitor import (ActivationStats, GradNormTracker, first_nonfinite, grad_norm, lr_range_test,
+                              update_ratios)
 
 
 def test_grad_norm_tracker_matches_torch_and_flags_frozen_and_nan():
@@ -91,3 +92,56 @@ def test_grad_norm_matches_clip_grad_norm():
     expected = torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))
     assert grad_norm(model.parameters()) == pytest.approx(float(expected), rel=1e-6)
     assert grad_norm(torch.nn.Linear(2, 2).parameters()) == 0.0
+
+
+def test_update_ratios_are_the_step_over_the_weight_per_parameter():
+    torch.manual_seed(0)
+    model = mlp(4, 6, 2)
+    model[0].bias.requires_grad_(False)
+    with torch.no_grad():
+        model[2].bias.zero_()
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+    nn.functional.cross_entropy(model(torch.randn(16, 4)), torch.randint(0, 2, (16,))).backward()
+    with update_ratios(model) as ratios:
+        opt.step()
+    assert set(ratios) == {"0.weight", "2.weight", "2.bias"}  # the frozen bias is not a trainable weight
+    for name in ("0.weight", "2.weight"):
+        p = dict(model.named_parameters())[name].detach()
+        expected = float((p - before[name]).norm() / before[name].norm())
+        assert 0 < ratios[name] and math.isclose(ratios[name], expected, rel_tol=1e-6)
+    assert ratios["2.bias"] == math.inf  # a zero bias that moved: no finite ratio
+    with update_ratios(model) as still:
+        pass  # no step: nothing moved
+    assert all(v == 0.0 for v in still.values())
+
+
+def test_activation_stats_find_dead_units_and_unhook():
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2), nn.ReLU())
+    with torch.no_grad():
+        model[0].weight.zero_()
+        model[0].weight[0, 0] = 1.0  # unit 0 is active for some examples only: alive, not dead
+        model[0].bias.copy_(torch.tensor([0.0, -1.0, 2.0, -3.0]))  # units 1 and 3 are always dead
+    x = torch.randn(32, 3)
+    with ActivationStats(model) as stats, torch.no_grad():
+        out = model[1](model[0](x)).double()
+        model(x)
+    assert set(stats.records) == {"1", "3"} and len(stats.records["1"]) == 2
+    first = stats.records["1"][0]
+    assert first["dead"] == 0.5
+    assert math.isclose(first["mean"], float(out.mean()), rel_tol=1e-9)
+    assert math.isclose(first["std"], float(out.std(correction=0)), rel_tol=1e-9)
+    assert set(stats.last("dead")) == {"1", "3"}
+    model(x)
+    assert len(stats.records["1"]) == 2, "the hooks were removed on exit"
+    with pytest.raises(ValueError, match="no module of type"):
+        ActivationStats(nn.Linear(2, 2))
+
+
+def test_grad_norm_percentile_skips_non_finite_norms():
+    tracker = GradNormTracker(nn.Linear(1, 1))
+    with pytest.raises(ValueError, match="no finite"):
+        tracker.percentile(90)
+    tracker.global_norms = [1.0, 2.0, 3.0, 4.0, math.inf, math.nan, 5.0]
+    assert tracker.percentile(50) == 3.0
+    assert math.isclose(tracker.percentile(90), float(np.percentile([1, 2, 3, 4, 5], 90)))
