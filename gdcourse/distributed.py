@@ -15,10 +15,14 @@ need the same thing from a function call. Two facts shape this module:
 
 from __future__ import annotations
 
+import atexit
+import itertools
 import os
 import pickle
+import shutil
 import socket
 import tempfile
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -93,6 +97,109 @@ def _entry(rank, payload, world_size, port, backend, results, threads):
             cloudpickle.dump(result, f)
     finally:
         dist.destroy_process_group()
+
+
+def _put(path: Path, obj) -> None:
+    # cloudpickle to a temporary name, then rename: a reader never sees half a file.
+    with open(f"{path}.part", "wb") as f:
+        cloudpickle.dump(obj, f)
+    os.replace(f"{path}.part", path)
+
+
+def _take(path: Path):
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def _serve(rank, world_size, inbox, parent, on_start):
+    # One rank for the group's whole life: run on_start, then each task put in inbox, in order.
+    inbox, began = Path(inbox), time.time()
+    value = on_start() if on_start is not None else None
+    _put(inbox / f"ready-{rank}", {"began": began, "ready": time.time(), "value": value})
+    for n in itertools.count():
+        task, delay = inbox / f"task-{n}", 0.001
+        while not task.exists():  # wait for the caller, checking less often as the wait grows
+            if os.getppid() != parent:  # the caller (a notebook's kernel) is gone
+                return None
+            time.sleep(delay)
+            delay = min(0.1, 1.5 * delay)
+        worker, args = _take(task)
+        if worker is None:
+            return {"ended": time.time()}
+        start = time.time()
+        out = worker(rank, world_size, *args)
+        _put(inbox / f"result-{n}-{rank}", {"out": out, "start": start, "end": time.time()})
+
+
+class Ranks:
+    """``world_size`` processes in one process group that stay up between calls: start them once, then
+    ``run(worker, *args)`` as often as you like, then ``close()``. A notebook that runs several
+    experiments on the same ranks pays the start-up (spawning, importing torch, joining the group) once
+    and can still show each experiment's result beside its code.
+
+    ``on_start()`` runs once in every rank after it joins the group (e.g. to time a first ``DDP(...)``);
+    ``ready[rank]["value"]`` is what it returned. ``started`` holds the seconds until the last rank ran
+    its own code ("start-up") and then spent in ``on_start`` ("on start"). An exception in a worker ends
+    the group and is raised by the ``run`` waiting for it, with the rank's traceback; a caller that exits
+    without ``close()`` ends the processes too.
+    """
+
+    def __init__(self, world_size: int = 2, on_start=None, *, backend: str = "gloo"):
+        self.world_size, self.inbox = world_size, Path(tempfile.mkdtemp(prefix="gdcourse-ranks-"))
+        self.sent, self.spans, self.final, self.error, self.phases = 0, {}, None, None, None
+        t_launch = time.time()
+        self.thread = threading.Thread(target=self._launch, args=(on_start, backend), daemon=True)
+        self.thread.start()
+        self.ready = self._collect("ready-{}")
+        began, ready = (max(r[key] for r in self.ready) for key in ("began", "ready"))
+        self.started = {"start-up": began - t_launch, "on start": ready - began}
+        atexit.register(self._stop)
+
+    def _launch(self, on_start, backend):
+        try:
+            self.final = launch(_serve, self.world_size, (str(self.inbox), os.getpid(), on_start),
+                                backend=backend, timeout=float("inf"))
+        except BaseException as exc:  # raised again by run() and close()
+            self.error = exc
+
+    def _collect(self, pattern: str) -> list:
+        paths = [self.inbox / pattern.format(rank) for rank in range(self.world_size)]
+        while not all(p.exists() for p in paths):
+            if not self.thread.is_alive():
+                raise RuntimeError(f"the ranks have stopped; start new ones. {self.error}") from self.error
+            time.sleep(0.002)
+        return [_take(p) for p in paths]
+
+    def run(self, worker, *args) -> list:
+        """Every rank calls ``worker(rank, world_size, *args)``; the results, indexed by rank. The
+        seconds from the first rank's start to the last rank's end add up in ``spans[worker.__name__]``."""
+        if self.phases is not None:
+            raise RuntimeError("the ranks are closed; start new ones")
+        n, self.sent = self.sent, self.sent + 1
+        _put(self.inbox / f"task-{n}", (worker, args))
+        results = self._collect(f"result-{n}-{{}}")
+        name = getattr(worker, "__name__", "worker")
+        self.spans[name] = self.spans.get(name, 0.0) + max(r["end"] for r in results) - min(r["start"] for r in results)
+        return [r["out"] for r in results]
+
+    def _stop(self) -> float:
+        if self.thread.is_alive():
+            _put(self.inbox / f"task-{self.sent}", (None, ()))  # the task that ends _serve
+            self.thread.join()
+        return time.time()
+
+    def close(self) -> dict[str, float]:
+        """End the processes. Returns the group's seconds by phase: "start-up", "on start", each
+        worker's name, "shutdown"; the time the ranks sat waiting for the caller is not counted."""
+        if self.phases is None:
+            t_back = self._stop()
+            shutil.rmtree(self.inbox, ignore_errors=True)
+            if self.error is not None:
+                self.phases = {}
+                raise RuntimeError(f"the ranks failed: {self.error}") from self.error
+            self.phases = {**self.started, **self.spans,
+                           "shutdown": t_back - max(r["ended"] for r in self.final)}
+        return self.phases
 
 
 def torchrun_command(script: str, nprocs: int = 2, *script_args: str) -> str:

@@ -1,12 +1,13 @@
 """Two real gloo processes on this CPU."""
 
+import os
 import time
 
 import pytest
 import torch
 import torch.distributed as dist
 
-from gdcourse.distributed import launch, torchrun_command
+from gdcourse.distributed import Ranks, launch, torchrun_command
 from gdcourse.models import mlp
 
 
@@ -70,3 +71,41 @@ def test_a_hung_collective_times_out():
 def test_torchrun_command():
     assert torchrun_command("train.py", 2, "--epochs", "3") == \
         "torchrun --standalone --nproc-per-node=2 train.py --epochs 3"
+
+
+def test_ranks_stay_up_between_runs_and_keep_their_process_group():
+    def first(rank, world_size):  # a local function: it travels by value, as a notebook's would
+        return os.getpid()
+
+    def summed(rank, world_size, x):
+        t = torch.tensor([float(rank + x)])
+        dist.all_reduce(t)
+        return t.item(), os.getpid()
+
+    ranks = Ranks(2, on_start=lambda: dist.get_world_size())
+    try:
+        assert [r["value"] for r in ranks.ready] == [2, 2]  # on_start ran inside the group
+        pids = ranks.run(first)
+        assert len(set(pids)) == 2 and os.getpid() not in pids
+        assert ranks.run(summed, 10) == [(21.0, pids[0]), (21.0, pids[1])]  # the same processes, the same group
+        ranks.run(summed, 0)
+    finally:
+        phases = ranks.close()
+    assert list(phases) == ["start-up", "on start", "first", "summed", "shutdown"]
+    assert all(v >= 0 for v in phases.values())
+    assert ranks.close() is phases
+    with pytest.raises(RuntimeError, match="closed"):
+        ranks.run(first)
+
+
+def test_a_failing_rank_ends_the_group_and_the_caller_hears_it():
+    def fails(rank, world_size):
+        if rank == 1:
+            raise ValueError("rank 1 gave up")
+        dist.barrier()  # rank 0 waits; the failure of rank 1 must still end the group
+
+    ranks = Ranks(2)
+    with pytest.raises(RuntimeError, match="rank 1 gave up"):
+        ranks.run(fails)
+    with pytest.raises(RuntimeError):
+        ranks.close()
