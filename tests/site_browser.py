@@ -74,6 +74,8 @@ class PageVisit:
     math: dict = field(default_factory=dict)          # formulas: {typeset, untypeset, errors}
     widgets: dict = field(default_factory=dict)       # ipywidgets: {views (embedded), drawn}
     glue: list[dict] = field(default_factory=list)    # glued numbers: {weight, body (the paragraph's weight)}
+    code: list[int] = field(default_factory=list)     # lines of each code cell input shown without a click
+    boxes: list[dict] = field(default_factory=list)   # source boxes: {title, cited (texts of the entries cited)}
     seconds: float = 0.0
     url: str = ""  # where the page ended up (a redirect moves it)
 
@@ -89,6 +91,20 @@ _PAGE_FACTS = """async () => {
          untypeset: Array.from(document.querySelectorAll('.math')).filter(e => !e.querySelector('mjx-container')).length,
          errors: document.querySelectorAll('mjx-merror').length},
   widgets: {views: views, drawn: document.querySelectorAll('.jupyter-widgets').length},
+  // Code a reader sees without opening anything: each shown cell's input, by lines.
+  // (a closed <details> keeps layout boxes for its content in Chromium, so ask for the closed ancestor)
+  code: Array.from(document.querySelectorAll('.cell_input pre'))
+      .filter(e => e.getClientRects().length > 0 && !e.closest('details:not([open])'))
+      .map(e => e.textContent.replace(/\\n+$/, '').split('\\n').length),
+  // Each "What the sources say" box and the bibliography entries its citations lead to.
+  boxes: Array.from(document.querySelectorAll('.admonition')).filter(a => {
+      const t = a.querySelector('.admonition-title');
+      return t && t.textContent.startsWith('What the sources say'); }).map(a => ({
+      title: a.querySelector('.admonition-title').textContent,
+      cited: Array.from(a.querySelectorAll('a[href*="#"]')).map(l => {
+          const target = document.getElementById(decodeURIComponent(l.hash.slice(1)));
+          const entry = target && (target.closest('.citation') || target.parentElement);
+          return entry ? entry.textContent : null; }).filter(t => t)})),
   glue: Array.from(document.querySelectorAll('p > span.pasted-text')).map(e => ({
       weight: getComputedStyle(e).fontWeight, body: getComputedStyle(e.parentElement).fontWeight})),
   images: Array.from(document.querySelectorAll('article img')).map(i => ({
@@ -185,4 +201,5 @@ class Browser:
         visit.images, visit.headings, visit.links = facts["images"], facts["headings"], facts["links"]
         visit.icon, visit.logos = facts["icon"], facts["logos"]
         visit.math, visit.widgets, visit.glue = facts["math"], facts["widgets"], facts["glue"]
+        visit.code, visit.boxes = facts["code"], facts["boxes"]
         return visit

@@ -206,3 +206,14 @@ def test_visible_code_shows_the_lesson(path):
     over = sorted((n, i) for n, i in shown if n > VISIBLE_LINES)
     assert not over, (f"{path.stem}: longest shown cell {longest[1]} has {longest[0]} lines; "
                       f"cells over {VISIBLE_LINES}: {over}")
+
+
+@pytest.mark.parametrize("path", BOOK_NOTEBOOKS, ids=lambda p: p.stem)
+def test_alt_text_sits_on_the_cell_that_draws(path):
+    """myst-nb reads a figure's alt text from the metadata of the cell whose output it is: split a cell,
+    and the text must move with the drawing (the browser test would find the figure without alt text)."""
+    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    stray = [c.id for c in cells if "mystnb" in c.metadata and "plt.show()" not in c.source
+             and any(d.id.startswith(c.id + "-") and "plt.show()" in d.source and "mystnb" not in d.metadata
+                     for d in cells)]
+    assert not stray, f"{path.stem}: alt text on {stray}, but a later part of the same cell draws"

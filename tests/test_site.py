@@ -283,3 +283,32 @@ def test_glued_numbers_read_in_the_weight_of_their_sentence(browsed):
     """myst-nb draws {glue:text} bold; on the site it is the text's own weight (bold is written as **...**)."""
     page = browsed["visits"][MATH_PAGE]
     assert page.glue and all(g["weight"] == g["body"] for g in page.glue), page.glue[:5]
+
+
+def test_no_page_shows_more_than_a_screen_of_code_in_one_cell(browsed):
+    """Item 2 of issue 17 as a reader meets it: a shown cell is the lesson; what a collapsed cell holds
+    is one click away. The limit is the notebooks' own (tests/test_notebooks.py)."""
+    from test_notebooks import VISIBLE_LINES
+
+    shown = {p: v.code for p, v in browsed["visits"].items() if v.code}
+    assert len(shown) >= 18, f"code cells found on only {len(shown)} pages"
+    long = {p: max(c) for p, c in shown.items() if max(c) > VISIBLE_LINES}
+    assert not long, f"pages showing a code cell over {VISIBLE_LINES} lines: {long}"
+
+
+def test_every_source_box_cites_a_source_post_in_the_bibliography(browsed):
+    """A reader can tell which post a box argues with: its citation leads to the post's entry."""
+    titles = [entry_title(key) for key in ("post2026numpy", "post2026skeleton", "post2026principles")]
+    boxes = [(p, b) for p, v in browsed["visits"].items() for b in v.boxes]
+    assert len(boxes) >= 90, f"only {len(boxes)} source boxes found"
+    uncited = [f"{p}: {b['title']}" for p, b in boxes
+               if not any(t in text for text in b["cited"] for t in titles)]
+    assert not uncited, uncited
+
+
+def entry_title(key: str) -> str:
+    """The title of a references.bib entry, as the bibliography prints it (BibTeX braces removed)."""
+    text = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
+    entry = text[text.index("{" + key + ","):]
+    title = re.search(r"title\s*=\s*\{(.*?)\},\n", entry, re.S).group(1)
+    return title.replace("{", "").replace("}", "")
