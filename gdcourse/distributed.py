@@ -24,6 +24,7 @@ import socket
 import tempfile
 import threading
 import time
+import traceback
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,6 +32,7 @@ import cloudpickle
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from torch.multiprocessing.spawn import ProcessException
 
 
 def free_port() -> int:
@@ -48,7 +50,9 @@ def launch(worker, nprocs: int = 2, args: tuple = (), *, backend: str = "gloo", 
     for one GPU per process) before the worker runs and leaves it after, as
     ``torchrun`` plus ``init_process_group`` would. Results (anything
     picklable) come back as a list indexed by rank. An exception in any rank
-    is raised here with that rank's traceback; a run longer than ``timeout``
+    is raised here as a ``RankFailed`` with the traceback of the rank that
+    failed first (the others' errors, such as a peer's closed connection,
+    follow from it); a run longer than ``timeout``
     seconds (for example a rank waiting on a collective the others never
     call) is terminated with a ``TimeoutError``.
     """
@@ -70,14 +74,17 @@ def launch(worker, nprocs: int = 2, args: tuple = (), *, backend: str = "gloo", 
             if saved is None:
                 del os.environ["TORCH_CPP_LOG_LEVEL"]
         deadline = time.monotonic() + timeout
-        while not context.join(timeout=0.2):
-            if time.monotonic() > deadline:
-                for p in context.processes:
-                    if p.is_alive():
-                        p.terminate()
-                for p in context.processes:
-                    p.join(5)
-                raise TimeoutError(f"distributed run did not finish within {timeout:g} s")
+        try:
+            while not context.join(timeout=0.2):
+                if time.monotonic() > deadline:
+                    for p in context.processes:
+                        if p.is_alive():
+                            p.terminate()
+                    for p in context.processes:
+                        p.join(5)
+                    raise TimeoutError(f"distributed run did not finish within {timeout:g} s")
+        except ProcessException as exc:
+            raise _first_failure(Path(results), exc) from exc
         out = []
         for rank in range(nprocs):
             with open(Path(results) / f"{rank}.pkl", "rb") as f:
@@ -95,8 +102,30 @@ def _entry(rank, payload, world_size, port, backend, results, threads):
         result = worker(rank, world_size, *args)
         with open(Path(results) / f"{rank}.pkl", "wb") as f:
             cloudpickle.dump(result, f)
+    except BaseException:
+        # Stamped before this rank leaves the group: a peer that fails because of it fails later.
+        _put(Path(results) / f"{rank}.error", {"time": time.time(), "traceback": traceback.format_exc()})
+        raise
     finally:
         dist.destroy_process_group()
+
+
+class RankFailed(RuntimeError):
+    """A rank raised; the message is the traceback of the rank that failed first."""
+
+    def __init__(self, rank: int, trace: str):
+        super().__init__(f"rank {rank} failed first:\n{trace}")
+        self.rank = rank
+
+
+def _first_failure(results: Path, exc: Exception) -> Exception:
+    # torch reports whichever failed process it notices first, which is often a peer that only saw
+    # the connection close; the earliest stamped error is the cause.
+    errors = [(_take(p), int(p.stem)) for p in results.glob("*.error")]
+    if not errors:  # killed, not raised (e.g. out of memory): torch's own report is all there is
+        return exc
+    first, rank = min(errors, key=lambda e: e[0]["time"])
+    return RankFailed(rank, first["traceback"])
 
 
 def _put(path: Path, obj) -> None:

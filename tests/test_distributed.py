@@ -1,5 +1,6 @@
 """Two real gloo processes on this CPU."""
 
+import atexit
 import os
 import time
 
@@ -7,7 +8,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from gdcourse.distributed import Ranks, launch, torchrun_command
+from gdcourse.distributed import RankFailed, Ranks, launch, torchrun_command
 from gdcourse.models import mlp
 
 
@@ -54,6 +55,19 @@ def test_a_worker_defined_in_main_works_and_errors_carry_the_rank_traceback():
 
     with pytest.raises(Exception, match="rank 1 saw 3.0"):
         launch(worker, 2)
+
+
+def _fail_and_linger(rank, world_size):
+    if rank == 1:
+        atexit.register(time.sleep, 3)  # alive after its error, so rank 0's failure is seen first
+        raise ValueError("rank 1 gave up")
+    dist.barrier()  # fails when rank 1 leaves the group: "Connection closed by peer"
+
+
+def test_the_rank_that_failed_first_is_reported_not_the_peer_it_took_down():
+    with pytest.raises(RankFailed, match="rank 1 gave up") as failed:
+        launch(_fail_and_linger, 2)
+    assert failed.value.rank == 1
 
 
 def _hang(rank, world_size):
