@@ -1,4 +1,5 @@
-"""The "Claims checked" appendix agrees with the chapters' "What the sources say" boxes.
+"""The "Claims checked" appendix agrees with the chapters' claim boxes: "What the sources say" (a seed
+post's claim) and "Rule of thumb" (a practitioners' guide's rule, tested the same way).
 
 Fast: reads the committed notebooks and book/appendices/claims.md, executes nothing. The chapters are
 whatever notebooks _toc.yml lists, in every part, so a new chapter's boxes are demanded here as soon as
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "book" / "appendices" / "claims.md"
 
 VERDICTS = ("holds", "partly", "wrong", "outdated", "cannot be checked")
-OPENING = re.compile(r"^(`{3,})\{admonition\} What the sources say")
+OPENING = re.compile(r"^(`{3,})\{admonition\} (What the sources say|Rule of thumb)")
 TARGET = re.compile(r"^\((claim-ch(\d\d)-[a-z0-9]+(?:-[a-z0-9]+){1,4})\)=$")
 ANY_TARGET = re.compile(r"^\((claim-[^)]*)\)=\s*$")
 REF = re.compile(r"^\{ref\}`[^`<]*\S <((?:claim-)?ch\d\d-[a-z0-9-]+)>`$")
@@ -30,7 +31,7 @@ DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`")
 COUNTS = re.compile(r"the table holds (\d+) claims: (\d+) holds, (\d+) partly, (\d+) wrong, "
                     r"(\d+) outdated and (\d+) cannot be checked\.")
 
-Box = collections.namedtuple("Box", "chapter number label body problem")
+Box = collections.namedtuple("Box", "chapter number label body problem kind")
 
 
 def boxes() -> list[Box]:
@@ -58,7 +59,7 @@ def boxes() -> list[Box]:
                     problem = f"{target.group(1)}: chapter number does not match the file name"
                 else:
                     label = target.group(1)
-                found.append(Box(chapter, number and number.group(1), label, body, problem))
+                found.append(Box(chapter, number and number.group(1), label, body, problem, opening.group(2)))
     return found
 
 
@@ -121,15 +122,25 @@ def section_targets() -> dict[str, str]:
     return found
 
 
+def _cited(box: Box) -> set[str]:
+    keys = set(re.findall(r"\{cite(?::[a-z]+)?\}`([^`]+)`", box.body))
+    return {k.strip() for group in keys for k in group.split(",")}
+
+
 def test_every_box_cites_the_post_it_tests():
     """A box argues with a named post: it cites one of the three seed posts with its chapter's prefix."""
-    uncited = []
-    for box in boxes():
-        keys = set(re.findall(r"\{cite(?::[a-z]+)?\}`([^`]+)`", box.body))
-        keys = {k.strip() for group in keys for k in group.split(",")}
-        if not keys & {f"ch{box.number}-{post}" for post in POSTS}:
-            uncited.append(box.label or box.body.splitlines()[0])
+    uncited = [box.label or box.body.splitlines()[0] for box in boxes() if box.kind == "What the sources say"
+               and not _cited(box) & {f"ch{box.number}-{post}" for post in POSTS}]
     assert not uncited, f"boxes that do not cite their source post ({{cite:p}}`chNN-post2026...`): {uncited}"
+
+
+def test_every_rule_of_thumb_cites_the_guide_it_comes_from():
+    """A rule of thumb is someone's rule: its box cites, with its chapter's prefix, the guide that states it
+    (a work of the bibliography, not one of the seed posts, whose claims go in "What the sources say")."""
+    rules = [box for box in boxes() if box.kind == "Rule of thumb"]
+    bad = [box.label for box in rules
+           if not any(k.startswith(f"ch{box.number}-") and k[5:] not in POSTS for k in _cited(box))]
+    assert not bad, f"rules of thumb that cite no guide ({{cite:p}}`chNN-key`): {bad}"
 
 
 def test_page_title_and_verdict_words_are_defined():
