@@ -1,7 +1,8 @@
 """Watching a PyTorch run: the gradient norm, per step and per layer, and its
 percentiles; the size of each step against the weights it moves; activation
-statistics and dead units; the first module whose output stops being finite;
-and the learning-rate range test for a model and a torch optimizer.
+statistics per batch, and dead units over a whole data set; the first module
+whose output stops being finite; and the learning-rate range test for a model
+and a torch optimizer.
 
 Each tool attaches to any loop without changing it: a tracker you call, a
 context manager around ``optimizer.step()``, or forward hooks you remove."""
@@ -130,6 +131,39 @@ class ActivationStats:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+@torch.no_grad()
+def dead_units(model: torch.nn.Module, inputs, types: tuple[type, ...] = (torch.nn.ReLU,)) -> dict[str, float]:
+    """The dead fraction of every module of the given types (default ``nn.ReLU``) over a whole data set:
+    the share of its units (features along the last dimension, as in :class:`ActivationStats`) that are
+    zero or negative (or NaN) for every example of ``inputs``. A unit dead on one batch may be alive on
+    the next; this asks whether any example at all reaches it. ``inputs`` is one tensor (one forward
+    pass) or an iterable of input tensors, one pass each (a unit active in any of them is alive). The
+    model runs in eval mode, without gradients, and is left in the mode it had; the hooks are removed."""
+    alive: dict[str, torch.Tensor] = {}
+
+    def hook(name):
+        def record(module, args, output):
+            out = output.detach()
+            units = out.reshape(-1, out.shape[-1]) if out.dim() > 1 else out.reshape(-1, 1)
+            seen = (units > 0).any(dim=0)
+            alive[name] = alive[name] | seen if name in alive else seen
+        return record
+
+    handles = [m.register_forward_hook(hook(n)) for n, m in model.named_modules() if isinstance(m, types)]
+    if not handles:
+        raise ValueError(f"the model has no module of type {[t.__name__ for t in types]}")
+    was_training = model.training
+    model.eval()
+    try:
+        for x in ([inputs] if torch.is_tensor(inputs) else inputs):
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+    return {name: 1.0 - float(seen.double().mean()) for name, seen in alive.items()}
 
 
 def _finite(x) -> bool:

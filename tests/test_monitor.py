@@ -6,8 +6,8 @@ import torch
 from torch import nn
 
 from gdcourse.models import mlp
-from gdcourse.monitor import (ActivationStats, GradNormTracker, first_nonfinite, grad_norm, lr_range_test,
-                              update_ratios)
+from gdcourse.monitor import (ActivationStats, GradNormTracker, dead_units, first_nonfinite, grad_norm,
+                              lr_range_test, update_ratios)
 
 
 def test_grad_norm_tracker_matches_torch_and_flags_frozen_and_nan():
@@ -145,3 +145,26 @@ def test_grad_norm_percentile_skips_non_finite_norms():
     tracker.global_norms = [1.0, 2.0, 3.0, 4.0, math.inf, math.nan, 5.0]
     assert tracker.percentile(50) == 3.0
     assert math.isclose(tracker.percentile(90), float(np.percentile([1, 2, 3, 4, 5], 90)))
+
+
+def test_dead_units_count_a_unit_dead_only_if_no_example_reaches_it():
+    model = nn.Sequential(nn.Linear(2, 4), nn.Dropout(1.0), nn.ReLU(), nn.Linear(4, 3), nn.ReLU())  # Dropout(1): all
+    # zeros in training mode, so only a measurement in eval mode sees the units
+    with torch.no_grad():
+        model[0].weight.copy_(torch.tensor([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]))
+        model[0].bias.copy_(torch.tensor([0.0, 0.0, -1.0, 0.0]))  # unit 2 negative, unit 3 exactly zero
+        model[3].weight.fill_(1.0)
+        model[3].bias.copy_(torch.tensor([0.0, -100.0, float("nan")]))  # 4.1 never positive, 4.2 NaN
+    pos, neg = torch.tensor([[1.0, 5.0], [2.0, -1.0]]), torch.tensor([[-1.0, 0.0], [-3.0, 2.0]])
+    # unit 0 fires on `pos` only and unit 1 on `neg` only: dead on one batch, alive on the data set
+    with ActivationStats(model) as stats, torch.no_grad():
+        model.eval(), model(pos), model(neg)
+    assert [r["dead"] for r in stats.records["2"]] == [0.75, 0.75]
+    model.train()
+    assert dead_units(model, [pos, neg]) == pytest.approx({"2": 0.5, "4": 2 / 3})
+    assert dead_units(model, torch.cat([pos, neg])) == pytest.approx({"2": 0.5, "4": 2 / 3})  # one tensor, one pass
+    assert dead_units(model, pos) == pytest.approx({"2": 0.75, "4": 2 / 3})
+    assert model.training and all(not m._forward_hooks for m in model.modules()), "mode restored, hooks removed"
+    assert dead_units(model, pos, types=(nn.Linear,)) == pytest.approx({"0": 0.75, "3": 2 / 3})
+    with pytest.raises(ValueError, match="no module of type"):
+        dead_units(nn.Linear(2, 2), pos)
