@@ -14,7 +14,7 @@ REQUIREMENTS ?= requirements.txt
 # pip's own setting; the course's processes get theirs from gdcourse.notebooks.COURSE_ENV
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv browser book site-check test check exercises notebooks freeze clean help
+.PHONY: venv browser book site-check test check mutants exercises notebooks freeze clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -23,6 +23,7 @@ help:
 	@echo "make check      the fast tier (< 3 min): every test but cohort grading, notebook execution,"
 	@echo "                the book build and the browser"
 	@echo "make site-check open every page of the book that make book built in headless Chromium"
+	@echo "make mutants    grade every bug in solutions/*/variants.py (make test grades a dozen each)"
 	@echo "make exercises  regenerate exercises/ from solutions/ (nbgrader)"
 	@echo "make notebooks  execute every notebook at CI parameters and time them"
 	@echo "make freeze     pin the installed versions into requirements-release.txt"
@@ -79,6 +80,11 @@ test: $(STAMP) browser
 # The fast tier: the tests not marked slow (tests/conftest.py says which are).
 check: $(STAMP)
 	$(PY) -m pytest $(XDIST) -m "not slow"
+
+# Every bug of every assignment's variants.py graded, not only the dozen per assignment `make test`
+# grades (tests/test_exercises.py: CORE_WRONG): run it after changing an assignment's cases.
+mutants: $(STAMP)
+	GDCOURSE_ALL_VARIANTS=1 $(PY) -m pytest $(XDIST) tests/test_exercises.py
 
 exercises: $(STAMP)
 	$(GDC) release

@@ -47,6 +47,9 @@ class Result:
     output: Path
     seconds: float
     error: str | None = None  # "cell N: ExcName: message" when it broke
+    # CPU seconds of the kernel and what it started (the processes it waited for): the cost of the
+    # notebook, which other work on the machine does not inflate as it inflates ``seconds``
+    cpu_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -92,7 +95,7 @@ def execute(source: Path | str, output: Path | str, *, profile: str = "ci",
     output.parent.mkdir(parents=True, exist_ok=True)
     params = {**parameters_for(source, profile), **(extra_parameters or {})}
     use_course_env()
-    start = time.perf_counter()
+    start, children = time.perf_counter(), _children_cpu()
     error = None
     try:
         pm.execute_notebook(
@@ -104,7 +107,14 @@ def execute(source: Path | str, output: Path | str, *, profile: str = "ci",
         error = f"cell {exc.cell_index} (In [{exc.exec_count}]): {exc.ename}: {exc.evalue}"
     except Exception as exc:  # a kernel that died, a timeout, invalid JSON, ...
         error = f"{type(exc).__name__}: {exc}"
-    return Result(source, output, time.perf_counter() - start, error)
+    return Result(source, output, time.perf_counter() - start, error, _children_cpu() - children)
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_all(sources, out_dir: Path | str, *, root: Path | str = ".", profile: str = "ci",
@@ -123,11 +133,11 @@ def run_all(sources, out_dir: Path | str, *, root: Path | str = ".", profile: st
 def report(results: list[Result], root: Path | str = ".") -> str:
     """A plain table: status, seconds, notebook, and the error of each that broke."""
     root = Path(root).resolve()
-    lines = [f"{'status':6}  {'seconds':>7}  notebook"]
+    lines = [f"{'status':6}  {'seconds':>7}  {'cpu s':>7}  notebook"]
     for r in results:
-        lines.append(f"{'ok' if r.ok else 'FAILED':6}  {r.seconds:7.1f}  {r.source.relative_to(root)}")
+        lines.append(f"{'ok' if r.ok else 'FAILED':6}  {r.seconds:7.1f}  {r.cpu_seconds:7.1f}  {r.source.relative_to(root)}")
         if not r.ok:
-            lines.append(f"{'':17}{r.error}")
+            lines.append(f"{'':26}{r.error}")
     failed = sum(not r.ok for r in results)
     lines.append(f"{len(results) - failed} passed, {failed} failed in {sum(r.seconds for r in results):.1f} s of notebook time")
     return "\n".join(lines)
@@ -143,7 +153,8 @@ def write_timings(results: list[Result], path: Path | str, *, root: Path | str =
     record = {
         "profile": profile, "device": device or "default", "host": platform.node(),
         "notebooks": [{"notebook": r.source.relative_to(root).as_posix(), "ok": r.ok,
-                       "seconds": round(r.seconds, 2), "error": r.error} for r in results],
+                       "seconds": round(r.seconds, 2),
+                       "cpu_seconds": round(r.cpu_seconds, 2), "error": r.error} for r in results],
     }
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return path

@@ -4,6 +4,7 @@ untouched release zero, every plausible wrong answer less, in the cases of the
 function it breaks and nowhere else, and correct alternatives full marks."""
 
 import filecmp
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,36 @@ def test_every_assignment_has_graded_variants():
         assert len(module.WRONG) >= 8 and len(module.CORRECT) >= 3, assignment
 
 
+# `make test` grades every correct alternative and at most CORE_WRONG of the bugs of each assignment:
+# those that test the integrity flags (calling the course's reference, a forbidden library), then
+# round-robin over the test cells the bugs are written for, in the order the module lists them, so
+# every test cell that has bugs keeps some. `make mutants` grades all of them (GDCOURSE_ALL_VARIANTS=1),
+# as a maintainer should after changing an assignment's cases; each one is a torch process (2-5 s).
+CORE_WRONG = 12
+
+
+def graded_wrong(module) -> list[str]:
+    if os.environ.get("GDCOURSE_ALL_VARIANTS") == "1":
+        return list(module.WRONG)
+    picked = [n for n in module.WRONG if "course_reference" in n or "forbidden" in n]
+    queues = {}
+    for name, (test, _) in module.WRONG.items():
+        if name not in picked:
+            queues.setdefault(test, []).append(name)
+    while len(picked) < CORE_WRONG and any(queues.values()):
+        for queue in queues.values():
+            if queue and len(picked) < CORE_WRONG:
+                picked.append(queue.pop(0))
+    return picked
+
+
+def test_the_graded_bugs_cover_every_test_cell_that_has_bugs():
+    for assignment, module in VARIANTS.items():
+        chosen = graded_wrong(module)
+        assert len(chosen) >= min(8, len(module.WRONG)), assignment
+        assert {module.WRONG[n][0] for n in chosen} == {t for t, _ in module.WRONG.values()}, assignment
+
+
 def _covering(assignment):
     """Answer cell grade_id -> the test cells that grade it (the tests after it, up to the next answer)."""
     covers, pending = {}, []
@@ -102,7 +133,8 @@ def graded(tmp_path_factory):
             reference = solution_answers(assignment)
             submission(assignment, reference, cohort, "solution")
             submission(assignment, {}, cohort, "untouched")
-            for name, (_, answers) in module.WRONG.items():
+            for name in graded_wrong(module):
+                _, answers = module.WRONG[name]
                 submission(assignment, {**reference, **answers}, cohort, f"wrong-{name}")
             for name, answers in module.CORRECT.items():
                 submission(assignment, {**reference, **answers}, cohort, f"correct-{name}")
@@ -161,7 +193,7 @@ def test_untouched_release_scores_zero(graded, assignment):
     assert "await manual grading" not in row.reason  # an unchanged answer is not worth an instructor's time
 
 
-WRONG_CASES = [(a, name) for a, m in sorted(VARIANTS.items()) for name in sorted(m.WRONG)]
+WRONG_CASES = [(a, name) for a, m in sorted(VARIANTS.items()) for name in sorted(graded_wrong(m))]
 CORRECT_CASES = [(a, name) for a, m in sorted(VARIANTS.items()) for name in sorted(m.CORRECT)]
 
 
@@ -235,7 +267,8 @@ def test_case_definitions_take_nothing_from_the_notebook_but_the_function(assign
 def test_a_wrong_cause_scores_nothing_though_its_form_is_right(graded, assignment):
     """ex13's visible cause case only checks the form (one key of CAUSES) and weighs nothing."""
     rows = graded(assignment)
-    for name, (test, _) in VARIANTS[assignment].WRONG.items():
+    for name in graded_wrong(VARIANTS[assignment]):
+        test, _ = VARIANTS[assignment].WRONG[name]
         if test.startswith("test_cause"):
             score, top, _ = _RESULTS[assignment][f"wrong-{name}"].grades[test]
             assert (score, top) == (0.0, 1.0), (name, rows[f"wrong-{name}"].reason)

@@ -37,6 +37,13 @@ def test_ci_profile_injects_the_notebooks_own_parameters(tmp_path):
         assert expected in printed
 
 
+def test_cpu_seconds_count_the_kernel_and_the_processes_it_starts(tmp_path):
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.5: pass"
+    src = _write(tmp_path / "busy.ipynb", [(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {busy!r}])", [])])
+    result = execute(src, tmp_path / "out.ipynb")
+    assert result.ok and result.cpu_seconds >= 1.5, result
+
+
 def test_a_broken_notebook_reports_its_cell_and_error(tmp_path):
     src = _write(tmp_path / "broken.ipynb", [("x = 1", []), ("y = 2", []), ("raise ValueError('loss is nan at step 3')", [])])
     result = execute(src, tmp_path / "out.ipynb")
@@ -87,7 +94,9 @@ def _assigned_names(source):
     return {t.id for node in ast.parse(source).body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
 
 
-# Starting two processes (DDP) or the Trainer machinery costs real seconds on 2 cores.
+# The budget is CPU seconds of the kernel and its children (what 2 cores spend), not wall seconds, which
+# grow with whatever else the machine runs (`make test` grades cohorts meanwhile). Starting two
+# processes (DDP) or the Trainer machinery costs real seconds.
 CI_BUDGET_SECONDS = {"book/02-pytorch/13-data-parallel.ipynb": 90, "book/02-pytorch/14-hf-trainer.ipynb": 90}
 
 
@@ -96,7 +105,8 @@ def test_notebook_executes_at_ci_parameters(path, executed_ci):
     result = executed_ci[path.relative_to(ROOT).as_posix()]
     assert result.ok, f"{path.name} broke: {result.error} (executed copy: {result.output})"
     budget = CI_BUDGET_SECONDS.get(path.relative_to(ROOT).as_posix(), 60)
-    assert result.seconds < budget, f"{path.name} took {result.seconds:.0f} s at CI parameters; the budget is {budget} s"
+    assert 0 < result.cpu_seconds < budget, (f"{path.name} took {result.cpu_seconds:.0f} CPU s at CI parameters "
+                                            f"({result.seconds:.0f} s of wall time); the budget is {budget} s")
     executed = json.loads(result.output.read_text(encoding="utf-8"))
     for i, cell in enumerate(executed["cells"]):
         for out in cell.get("outputs", []):

@@ -159,16 +159,22 @@ def iid_discrepancy(d, n):
     return ((5 / 4) ** d - (13 / 12) ** d) / n
 
 
+def _sampled_columns(r, space, n, seeds):
+    """The probe's samples, one per seed, as checked columns within the space's bounds."""
+    outs = r.value
+    require(isinstance(outs, list) and len(outs) == len(seeds), "the probe reported nothing")
+    cols = [_columns(out, space, n) for out in outs]
+    for c in cols:
+        _in_bounds(c, space)
+    return cols
+
+
 def sample_case(space, n, seeds=(3, 3, 4), name="", visible=False):
     """Form, count and bounds for every seed; ``seeds[0] == seeds[1]`` must agree exactly, ``seeds[2]`` must differ."""
     seeds = tuple(int(s) for s in seeds)
 
     def check(r):
-        outs = r.value
-        require(isinstance(outs, list) and len(outs) == len(seeds), "the probe reported nothing")
-        cols = [_columns(out, space, n) for out in outs]
-        for c in cols:
-            _in_bounds(c, space)
+        cols = _sampled_columns(r, space, n, seeds)
         if len(seeds) >= 2 and seeds[0] == seeds[1]:
             same = all(np.array_equal(cols[0][k], cols[1][k]) for k in space)
             require(same, f"two calls with seed {seeds[0]} gave different points: the seed alone must decide them "
@@ -199,11 +205,7 @@ def spread_case(space, n, seeds, name="", visible=False):
     seeds = tuple(int(s) for s in seeds)
 
     def check(r):
-        outs = r.value
-        require(isinstance(outs, list) and len(outs) == len(seeds), "the probe reported nothing")
-        cols = [_columns(out, space, n) for out in outs]
-        for c in cols:
-            _in_bounds(c, space)
+        cols = _sampled_columns(r, space, n, seeds)
         u = unit(cols[0], space)
         for j, (axis, (scale, low, high)) in enumerate(space.items()):
             ks = float(stats.kstest(u[:, j], "uniform").statistic)
