@@ -140,14 +140,14 @@ def test_gpu_listing_prints_exactly_the_tagged_notebooks(tmp_path, capsys):
 def test_timings_record_each_notebook(tmp_path):
     from gdcourse.notebooks import Result, write_timings
 
-    results = [Result(tmp_path / "a.ipynb", tmp_path / "out/a.ipynb", 1.234),
+    results = [Result(tmp_path / "a.ipynb", tmp_path / "out/a.ipynb", 1.234, cpu_seconds=1.107),
                Result(tmp_path / "b.ipynb", tmp_path / "out/b.ipynb", 2.0, error="cell 3: RuntimeError: CUDA")]
     path = write_timings(results, tmp_path / "t.json", root=tmp_path, profile="reader", device="cuda")
     record = json.loads(path.read_text())
     assert (record["profile"], record["device"]) == ("reader", "cuda")
     assert record["notebooks"] == [
-        {"notebook": "a.ipynb", "ok": True, "seconds": 1.23, "error": None},
-        {"notebook": "b.ipynb", "ok": False, "seconds": 2.0, "error": "cell 3: RuntimeError: CUDA"}]
+        {"notebook": "a.ipynb", "ok": True, "seconds": 1.23, "cpu_seconds": 1.11, "error": None},
+        {"notebook": "b.ipynb", "ok": False, "seconds": 2.0, "cpu_seconds": 0.0, "error": "cell 3: RuntimeError: CUDA"}]
 
 
 def test_the_gpu_workflow_runs_the_tagged_notebooks_on_cuda_and_uploads_them():
