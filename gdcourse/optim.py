@@ -237,3 +237,218 @@ def state_bytes(state) -> int:
         if key != "scratch" and isinstance(value, list):
             total += sum(a.nbytes for a in value)
     return total
+
+
+# ---------------------------------------------------------------------------------------------
+# Optimizers after Adam (chapter 23). Same contract as above: frozen dataclass, init -> state,
+# step updates in place. Muon and Adafactor follow torch.optim line by line (tests compare them
+# in float64); Lion and Shampoo have no torch.optim class and are tested against their papers.
+# ---------------------------------------------------------------------------------------------
+
+NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al. (2024), tuned for speed, not exactness
+
+
+def newton_schulz(G, steps: int = 5, eps: float = 1e-7, coefficients=NS_COEFFICIENTS) -> np.ndarray:
+    """Muon's quintic Newton-Schulz map: approximately ``U V^T`` for ``G = U S V^T``, matmuls only.
+
+    Each step applies ``x -> a x + b x^3 + c x^5`` to every singular value at once
+    (``X <- a X + (b A + c A^2) X`` with ``A = X X^T``), so no SVD is needed. Dividing by the
+    Frobenius norm first puts every singular value in (0, 1], where the polynomial pushes them
+    towards 1; the coefficients overshoot on purpose, leaving values in about [0.7, 1.2] after
+    five steps. A tall matrix is transposed so that ``A`` is the smaller Gram matrix. As
+    ``torch.optim.Muon`` does it, except that this runs in the input's float precision
+    (float64 here) and torch runs the iteration in bfloat16.
+    """
+    if np.ndim(G) != 2:
+        raise ValueError(f"Newton-Schulz needs a 2-D matrix, got shape {np.shape(G)}")
+    a, b, c = coefficients
+    X = np.array(G, dtype=np.result_type(G, np.float32), copy=True)
+    tall = X.shape[0] > X.shape[1]
+    if tall:
+        X = X.T
+    X /= max(float(np.linalg.norm(X)), eps)   # Frobenius norm >= spectral norm, so sigma_max <= 1
+    for _ in range(steps):
+        A = X @ X.T
+        X = a * X + (b * A + c * (A @ A)) @ X
+    return X.T if tall else X
+
+
+@dataclass(frozen=True)
+class Muon:
+    """Muon (momentum, then orthogonalise), as ``torch.optim.Muon``; 2-D weight matrices only.
+
+    ``buf = momentum buf + (1 - momentum) g``; the Nesterov update is ``(1 - momentum) g +
+    momentum buf``; it is replaced by ``newton_schulz(update)``, whose singular values are all
+    near 1, so every direction of the matrix moves by about the same amount: the fix for
+    ill-conditioning that a per-coordinate (diagonal) method cannot see when it is rotated.
+    ``p *= 1 - lr weight_decay`` (decoupled), then ``p -= lr sqrt(max(1, rows/cols)) O``
+    (``adjust_lr_fn=None`` or ``"original"``; ``"match_rms_adamw"`` uses ``0.2 sqrt(max(rows, cols))``).
+
+    Muon is for hidden layers' matrices. As torch's documentation prescribes, biases, gains,
+    embeddings (and, in practice, the output head) go to AdamW in a second parameter group:
+    ``[p for p in params if p.ndim == 2 and not head]`` to Muon, the rest to :func:`AdamW`.
+    """
+
+    lr: float = 1e-3
+    weight_decay: float = 0.1
+    momentum: float = 0.95
+    nesterov: bool = True
+    ns_coefficients: tuple[float, float, float] = NS_COEFFICIENTS
+    eps: float = 1e-7
+    ns_steps: int = 5
+    adjust_lr_fn: str | None = None
+
+    def __post_init__(self):
+        if self.adjust_lr_fn not in (None, "original", "match_rms_adamw"):
+            raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', got {self.adjust_lr_fn!r}")
+
+    def init(self, params):
+        for i, p in enumerate(params):
+            if np.ndim(p) != 2:
+                raise ValueError(f"Muon takes 2-D parameters only; parameter {i} has shape {np.shape(p)} (give it to AdamW)")
+        return {"t": 0, "momentum_buffer": _zeros(params)}
+
+    def _scale(self, shape):
+        rows, cols = shape
+        if self.adjust_lr_fn == "match_rms_adamw":
+            return 0.2 * math.sqrt(max(rows, cols))
+        return math.sqrt(max(1.0, rows / cols))     # a tall matrix's O has entries ~1/sqrt(rows)
+
+    def step(self, params, grads, state, *, lr=None):
+        _check(params, grads)
+        lr = self.lr if lr is None else lr
+        state["t"] += 1
+        mu = self.momentum
+        for p, g, buf in zip(params, grads, state["momentum_buffer"]):
+            buf *= mu                                  # buf = mu buf + (1 - mu) g  (torch's lerp_)
+            buf += (1 - mu) * g
+            update = (1 - mu) * g + mu * buf if self.nesterov else buf
+            O = newton_schulz(update, self.ns_steps, self.eps, self.ns_coefficients)
+            p *= 1 - lr * self.weight_decay            # decay uses the unscaled rate, as torch does
+            p -= lr * self._scale(p.shape) * O
+
+
+@dataclass(frozen=True)
+class Lion:
+    """Lion (Chen et al. 2023, Algorithm 2): the sign of an interpolation, one buffer.
+
+    ``c = beta1 m + (1 - beta1) g``; ``p -= lr (sign(c) + weight_decay p)``; then
+    ``m = beta2 m + (1 - beta2) g``. Every coordinate moves by exactly ``lr`` (plus decay), so
+    the update's RMS is 1, several times AdamW's: hence the paper's advice of a 3-10x smaller
+    rate and a 3-10x larger decay (their product sets the equilibrium weight norm). Half
+    Adam's state: ``m`` only. Defaults are the paper's (and the ``lion-pytorch`` package's).
+    """
+
+    lr: float = 1e-4
+    betas: tuple[float, float] = (0.9, 0.99)
+    weight_decay: float = 0.0
+
+    def init(self, params):
+        return {"t": 0, "m": _zeros(params), "scratch": _zeros(params)}
+
+    def step(self, params, grads, state, *, lr=None):
+        _check(params, grads)
+        lr = self.lr if lr is None else lr
+        b1, b2 = self.betas
+        state["t"] += 1
+        for p, g, m, c in zip(params, grads, state["m"], state["scratch"]):
+            np.multiply(m, b1, out=c)                 # c = b1 m + (1 - b1) g
+            c += (1 - b1) * g
+            np.sign(c, out=c)
+            if self.weight_decay:
+                p *= 1 - lr * self.weight_decay       # = p - lr wd p, decoupled as in AdamW
+            c *= lr
+            p -= c
+            m *= b2                                   # m = b2 m + (1 - b2) g, after the update
+            m += (1 - b2) * g
+
+
+@dataclass(frozen=True)
+class Adafactor:
+    """Adafactor as ``torch.optim.Adafactor`` (no first moment; relative step; update clipping).
+
+    For a matrix (the last two axes of any array with ``ndim >= 2``) the second moment is kept
+    as a row mean ``r`` (rows x 1) and a column mean ``c`` (1 x cols) of ``g^2``, and rebuilt as
+    the rank-1 ``r c / mean(r)``: rows + cols numbers instead of rows x cols (Shazeer & Stern
+    2018). Vectors keep a full ``v``. The averaging weight is ``1 - beta2_t = t^beta2_decay``;
+    the step is ``max(eps2, RMS(p)) min(lr, 1/sqrt(t))`` (relative to the weights' size), and
+    the update ``g / sqrt(v_hat)`` is shrunk when its RMS exceeds ``d``. ``eps[0] = None`` means
+    the dtype's machine epsilon, as in torch.
+    """
+
+    lr: float = 1e-2
+    beta2_decay: float = -0.8
+    eps: tuple[float | None, float] = (None, 1e-3)
+    d: float = 1.0
+    weight_decay: float = 0.0
+
+    def init(self, params):
+        def factor(p, axis):
+            return np.zeros(p.shape[:axis] + (1,) + p.shape[axis + 1:], p.dtype) if p.ndim > 1 else np.zeros(0, p.dtype)
+        return {"t": 0,
+                "row_var": [factor(p, p.ndim - 1) for p in params],     # (..., rows, 1)
+                "col_var": [factor(p, p.ndim - 2) for p in params],     # (..., 1, cols)
+                "variance": [np.zeros_like(p) if p.ndim <= 1 else np.zeros(0, p.dtype) for p in params]}
+
+    def step(self, params, grads, state, *, lr=None):
+        _check(params, grads)
+        lr = self.lr if lr is None else lr
+        state["t"] += 1
+        t = state["t"]
+        weight = t ** self.beta2_decay               # 1 - beta2_t: 1 at t = 1, then t^-0.8
+        rho = min(lr, 1 / math.sqrt(t))
+        for i, (p, g) in enumerate(zip(params, grads)):
+            eps1 = np.finfo(p.dtype).eps if self.eps[0] is None else self.eps[0]
+            alpha = max(self.eps[1], float(np.linalg.norm(p)) / math.sqrt(p.size)) * rho  # before decay
+            if self.weight_decay:
+                p *= 1 - lr * self.weight_decay
+            if p.ndim > 1:
+                r, c = state["row_var"][i], state["col_var"][i]
+                r += weight * (np.mean(g * g, axis=-1, keepdims=True) - r)   # lerp towards the row mean
+                c += weight * (np.mean(g * g, axis=-2, keepdims=True) - c)
+                v_hat = (r @ c) / np.maximum(np.mean(r, axis=-2, keepdims=True), eps1)
+            else:
+                v = state["variance"][i]
+                v += weight * (g * g - v)
+                v_hat = v.copy()
+            update = g / np.sqrt(np.maximum(v_hat, eps1 * eps1))
+            clip = max(1.0, float(np.linalg.norm(update)) / (math.sqrt(update.size) * self.d))
+            p -= (alpha / clip) * update
+
+
+@dataclass(frozen=True)
+class Shampoo:
+    """A small Shampoo (Gupta et al. 2018, Algorithm 1) for 2-D parameters; no torch.optim class.
+
+    ``L += G G^T`` (rows x rows), ``R += G^T G`` (cols x cols), both starting at ``eps I``;
+    ``p -= lr L^{-1/4} G R^{-1/4}``, the roots from an eigendecomposition. A full-matrix
+    preconditioner per side, so it sees rotated curvature that Adam's diagonal cannot; at the
+    first step the update is exactly ``U V^T`` (Muon's target) up to eps. State: rows^2 + cols^2
+    numbers per matrix. Production versions (distributed Shampoo, SOAP) add grafting, momentum and
+    roots recomputed every k steps; this one recomputes them every step.
+    """
+
+    lr: float = 1e-3
+    eps: float = 1e-6
+
+    def init(self, params):
+        for i, p in enumerate(params):
+            if np.ndim(p) != 2:
+                raise ValueError(f"this Shampoo takes 2-D parameters only; parameter {i} has shape {np.shape(p)}")
+        return {"t": 0,
+                "L": [self.eps * np.eye(p.shape[0], dtype=p.dtype) for p in params],
+                "R": [self.eps * np.eye(p.shape[1], dtype=p.dtype) for p in params]}
+
+    @staticmethod
+    def _inverse_root(M, k=4):
+        w, Q = np.linalg.eigh(M)                  # M is symmetric positive definite
+        return (Q * np.maximum(w, np.finfo(M.dtype).tiny) ** (-1.0 / k)) @ Q.T
+
+    def step(self, params, grads, state, *, lr=None):
+        _check(params, grads)
+        lr = self.lr if lr is None else lr
+        state["t"] += 1
+        for p, g, L, R in zip(params, grads, state["L"], state["R"]):
+            L += g @ g.T
+            R += g.T @ g
+            p -= lr * (self._inverse_root(L) @ g @ self._inverse_root(R))

@@ -165,3 +165,182 @@ def test_state_bytes_counts_what_an_optimizer_must_keep():
     assert optim.state_bytes(optim.SGD().init(p)) == 0
     assert optim.state_bytes(optim.SGD(momentum=0.9).init(p)) == 4000
     assert optim.state_bytes(optim.Adam().init(p)) == 8000  # m and v; scratch is workspace
+
+
+# --- optimizers after Adam (chapter 23): Muon, Lion, Adafactor, Shampoo ----------------------
+
+MATRIX_SHAPES = [(3, 4), (6, 2), (5, 5), (8, 3)]
+
+
+def _matrix_problem(seed, shapes=MATRIX_SHAPES, steps=STEPS):
+    rng = np.random.default_rng(seed)
+    params = [rng.standard_normal(s) for s in shapes]
+    grads = [[rng.standard_normal(s) * 10.0 ** rng.uniform(-3, 1) for s in shapes] for _ in range(steps)]
+    return params, grads
+
+
+@pytest.fixture
+def torch_muon_in_float64(monkeypatch):
+    """torch.optim.Muon casts to bfloat16 before Newton-Schulz (`grad.bfloat16()`); make that cast
+    an identity copy so that torch's own iteration runs in float64 and can be compared at 1e-7."""
+    monkeypatch.setattr(torch.Tensor, "bfloat16", lambda self, *a, **k: self.clone())
+
+
+@pytest.mark.parametrize("shape", [(4, 9), (9, 4), (6, 6), (1, 5)])
+def test_newton_schulz_matches_torchs_iteration(shape, torch_muon_in_float64):
+    from torch.optim._muon import _zeropower_via_newtonschulz
+    G = np.random.default_rng(shape[0]).standard_normal(shape)
+    theirs = _zeropower_via_newtonschulz(torch.tensor(G), optim.NS_COEFFICIENTS, 5, 1e-7).numpy()
+    ours = optim.newton_schulz(G)
+    assert ours.shape == shape and np.max(np.abs(ours - theirs)) <= 1e-12 * np.max(np.abs(theirs)) + 1e-15
+    assert np.array_equal(G, np.random.default_rng(shape[0]).standard_normal(shape))  # input untouched
+
+
+def test_newton_schulz_pushes_singular_values_towards_one_whatever_the_conditioning():
+    rng = np.random.default_rng(0)
+    U, _ = np.linalg.qr(rng.standard_normal((32, 32)))
+    V, _ = np.linalg.qr(rng.standard_normal((16, 16)))
+    S = np.logspace(0, -3, 16)                            # condition number 1000
+    s = np.linalg.svd(optim.newton_schulz(U[:, :16] * S @ V.T), compute_uv=False)
+    assert 0.3 < s.min() and s.max() < 1.25               # after 5 steps: not exactly 1 (by design)
+    s10 = np.linalg.svd(optim.newton_schulz(U[:, :16] * S @ V.T, steps=10), compute_uv=False)
+    assert 0.65 < s10.min() and s10.max() < 1.25
+    with pytest.raises(ValueError, match="2-D"):
+        optim.newton_schulz(np.ones(3))
+
+
+def test_torchs_bfloat16_newton_schulz_is_within_bfloat16_error_of_ours():
+    """Unpatched torch (bfloat16 iteration) agrees with the float64 reference only to bf16's
+    precision: 8 bits of mantissa, about 4e-3 relative per rounding, compounded over 5 steps."""
+    from torch.optim._muon import _zeropower_via_newtonschulz
+    G = np.random.default_rng(1).standard_normal((16, 32))
+    theirs = _zeropower_via_newtonschulz(torch.tensor(G), optim.NS_COEFFICIENTS, 5, 1e-7).double().numpy()
+    rel = np.linalg.norm(optim.newton_schulz(G) - theirs) / np.linalg.norm(theirs)
+    assert 1e-4 < rel < 5e-2
+
+
+MUON_CASES = [
+    ("muon-default", {}),
+    ("muon-no-nesterov-no-decay", dict(nesterov=False, weight_decay=0.0, momentum=0.9)),
+    ("muon-match-rms-adamw", dict(adjust_lr_fn="match_rms_adamw", lr=0.02, weight_decay=0.01)),
+    ("muon-fewer-steps", dict(ns_steps=3, lr=0.05)),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", MUON_CASES, ids=[c[0] for c in MUON_CASES])
+def test_muon_matches_torch_in_float64_over_many_steps(name, kwargs, torch_muon_in_float64):
+    params, grads = _matrix_problem(seed=len(name))
+    err = _max_rel_error(_ours_run(optim.Muon(**kwargs), params, grads), _torch_run(torch.optim.Muon, kwargs, params, grads))
+    assert err <= 1e-7, f"{name}: relative error {err:.2e}"
+
+
+def test_muon_per_step_learning_rate_matches_torch(torch_muon_in_float64):
+    params, grads = _matrix_problem(seed=11)
+    lrs = list(np.linspace(0.001, 0.05, STEPS))
+    err = _max_rel_error(_ours_run(optim.Muon(), params, grads, lrs), _torch_run(torch.optim.Muon, {}, params, grads, lrs))
+    assert err <= 1e-7
+
+
+def test_the_muon_comparison_would_catch_a_missing_shape_scale(torch_muon_in_float64):
+    """Guard: a Muon that forgets sqrt(max(1, rows/cols)) on tall matrices must not match."""
+    params, grads = _matrix_problem(seed=4, shapes=[(8, 3)])
+    bad = _max_rel_error(_ours_run(optim.Muon(adjust_lr_fn="match_rms_adamw"), params, grads),
+                         _torch_run(torch.optim.Muon, {}, params, grads))
+    assert bad > 1e-3
+
+
+def test_muon_refuses_what_belongs_to_adamw():
+    with pytest.raises(ValueError, match="AdamW"):
+        optim.Muon().init([np.zeros((3, 3)), np.zeros(3)])
+    with pytest.raises(ValueError, match="adjust_lr_fn"):
+        optim.Muon(adjust_lr_fn="rms")
+
+
+def _lion_by_the_paper(params, grads, lr, beta1, beta2, wd):
+    """Chen et al. (2023), Algorithm 2, one line per line of the paper."""
+    params = [p.copy() for p in params]
+    ms = [np.zeros_like(p) for p in params]
+    history = []
+    for gs in grads:
+        for k, (theta, g) in enumerate(zip(params, gs)):
+            update = np.sign(beta1 * ms[k] + (1 - beta1) * g)
+            params[k] = theta - lr * (update + wd * theta)
+            ms[k] = beta2 * ms[k] + (1 - beta2) * g
+        history.append([p.copy() for p in params])
+    return history
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(lr=3e-3, betas=(0.95, 0.98), weight_decay=1.0)], ids=["default", "decay"])
+def test_lion_follows_the_papers_algorithm(kwargs):
+    params, grads = _problem(seed=8)
+    full = dict(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0) | kwargs
+    ours = _ours_run(optim.Lion(**kwargs), params, grads)
+    err = _max_rel_error(ours, _lion_by_the_paper(params, grads, full["lr"], *full["betas"], full["weight_decay"]))
+    assert err <= 1e-12
+    if not full["weight_decay"]:  # every coordinate moved by exactly lr at every step
+        steps = np.concatenate([(b - a).ravel() for a, b in zip(ours[0], ours[1])])
+        assert np.allclose(np.abs(steps), full["lr"], rtol=1e-9)
+
+
+def test_lion_keeps_one_buffer():
+    p = [np.zeros((10, 10), dtype=np.float32)]
+    assert optim.state_bytes(optim.Lion().init(p)) == 400
+
+
+ADAFACTOR_CASES = [
+    ("adafactor-default", {}),
+    ("adafactor-decay-clip", dict(lr=0.05, weight_decay=0.1, d=2.0, beta2_decay=-0.5)),
+    ("adafactor-eps", dict(eps=(1e-30, 1e-2))),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", ADAFACTOR_CASES, ids=[c[0] for c in ADAFACTOR_CASES])
+def test_adafactor_matches_torch_over_many_steps(name, kwargs):
+    params, grads = _problem(seed=len(name))          # vectors, matrices and a 3-D array
+    err = _max_rel_error(_ours_run(optim.Adafactor(**kwargs), params, grads), _torch_run(torch.optim.Adafactor, kwargs, params, grads))
+    assert err <= 1e-7, f"{name}: relative error {err:.2e}"
+
+
+def test_adafactor_stores_rows_plus_cols_and_torch_agrees():
+    p = np.zeros((100, 30))
+    assert optim.state_bytes(optim.Adafactor().init([p, np.zeros(7)])) == (100 + 30 + 7) * 8
+    x = torch.zeros(100, 30, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adafactor([x])
+    x.grad = torch.ones_like(x)
+    opt.step()
+    held = sum(v.numel() for k, v in opt.state[x].items() if k != "step")
+    assert held == 100 + 30
+
+
+def _shampoo_by_the_paper(params, grads, lr, eps):
+    """Gupta et al. (2018), Algorithm 1: L_0 = eps I, R_0 = eps I; roots by scipy, not eigh."""
+    from scipy.linalg import fractional_matrix_power
+    params = [p.copy() for p in params]
+    Ls = [eps * np.eye(p.shape[0]) for p in params]
+    Rs = [eps * np.eye(p.shape[1]) for p in params]
+    history = []
+    for gs in grads:
+        for k, G in enumerate(gs):
+            Ls[k] = Ls[k] + G @ G.T
+            Rs[k] = Rs[k] + G.T @ G
+            params[k] = params[k] - lr * np.real(fractional_matrix_power(Ls[k], -0.25) @ G @ fractional_matrix_power(Rs[k], -0.25))
+        history.append([p.copy() for p in params])
+    return history
+
+
+def test_shampoo_follows_the_papers_algorithm():
+    params, grads = _matrix_problem(seed=2, steps=15)
+    err = _max_rel_error(_ours_run(optim.Shampoo(lr=0.1, eps=1e-4), params, grads), _shampoo_by_the_paper(params, grads, 0.1, 1e-4))
+    assert err <= 1e-7
+
+
+def test_shampoos_first_step_is_the_orthogonalised_gradient():
+    G = np.random.default_rng(3).standard_normal((6, 4))
+    U, _, Vt = np.linalg.svd(G, full_matrices=False)
+    p = [np.zeros((6, 4))]
+    opt = optim.Shampoo(lr=1.0, eps=1e-12)
+    opt.step(p, [G], opt.init(p))
+    assert np.allclose(-p[0], U @ Vt, atol=1e-6)
+    assert optim.state_bytes(opt.init(p)) == (36 + 16) * 8
+    with pytest.raises(ValueError, match="2-D"):
+        opt.init([np.zeros(3)])
