@@ -1,6 +1,7 @@
 """What training costs: the bytes an optimizer step must read and write per
 parameter; the memory held by parameters, gradients, optimizer state and the
-activations saved for backward (timing is :mod:`gdcourse.timing`).
+activations saved for backward (timing is :mod:`gdcourse.timing`), and what one
+rank holds of them when ZeRO shards the state over data-parallel ranks.
 
 The traffic figures are the minimum of a single fused pass over the tensors;
 a for-loop implementation also reads and writes intermediate results, which is
@@ -51,12 +52,18 @@ def bytes_per_parameter(optimizer: str, dtype_bytes: int = 4) -> dict:
 
 @dataclass(frozen=True)
 class Footprint:
-    """Bytes held between steps for ``n_params`` parameters (activations not included)."""
+    """Bytes held between steps for ``n_params`` parameters (activations not included).
+
+    Under ZeRO (``zero_stage`` > 0) the byte fields are what ONE rank holds; ``n_params``
+    stays the model's size, so ``bytes_per_param`` is per-rank bytes per model parameter.
+    """
     n_params: int
     params: int
     grads: int
     optimizer_state: int
     master_weights: int = 0
+    zero_stage: int = 0
+    world_size: int = 1
 
     @property
     def total(self) -> int:
@@ -67,33 +74,77 @@ class Footprint:
         return self.total / self.n_params if self.n_params else 0.0
 
 
+ZERO_STAGES = (0, 1, 2, 3)
+
+
+def shard(n: int, world_size: int) -> int:
+    """Elements of an ``n``-element tensor one rank holds when it is split over ``world_size`` ranks.
+
+    ``ceil(n / world_size)``: the tensor is flattened and padded to a multiple of ``world_size``
+    (what ZeRO's flat partitions and FSDP's padded dim-0 shards do), so every rank holds the same
+    amount and the ranks together hold ``n`` plus at most ``world_size - 1`` padding elements.
+    """
+    if world_size < 1:
+        raise ValueError(f"world_size must be at least 1, got {world_size}")
+    return -(-n // world_size)
+
+
 def memory_footprint(n_params: int, optimizer: str, *, param_bytes: int = 4, grad_bytes: int | None = None,
-                     state_bytes: int = 4, master_weights: bool = False) -> Footprint:
+                     state_bytes: int = 4, master_weights: bool = False, zero_stage: int = 0,
+                     world_size: int = 1) -> Footprint:
     """Parameters + gradients + optimizer state (+ an fp32 master copy when training in 16-bit).
 
     Mixed-precision Adam, the usual large-model recipe, is
     ``memory_footprint(n, "adam", param_bytes=2, master_weights=True)``:
     2 + 2 + 4 + 4 + 4 = 16 bytes per parameter.
+
+    With ``zero_stage`` and ``world_size`` the result is the bytes held by ONE of ``world_size``
+    data-parallel ranks under ZeRO (Rajbhandari et al., 2020): stage 0 is plain data parallelism
+    (every rank holds everything); stage 1 shards the optimizer state, and the fp32 master weights
+    with it, since they belong to the optimizer; stage 2 also shards the gradients; stage 3 also
+    the parameters. A sharded component holds ``shard(n_params, world_size)`` elements
+    (``ceil(n_params / world_size)``, see :func:`shard`); an unsharded one all ``n_params``.
+    Transient buffers (a gathered layer's parameters under stage 3, communication buckets) are
+    not counted.
     """
     if n_params < 0:
         raise ValueError(f"n_params must be non-negative, got {n_params}")
+    if zero_stage not in ZERO_STAGES:
+        raise ValueError(f"zero_stage must be one of {ZERO_STAGES}, got {zero_stage!r}")
+    if world_size < 1:
+        raise ValueError(f"world_size must be at least 1, got {world_size}")
     grad_bytes = param_bytes if grad_bytes is None else grad_bytes
+    sharded = shard(n_params, world_size)
+    n_state = sharded if zero_stage >= 1 else n_params
+    n_grad = sharded if zero_stage >= 2 else n_params
+    n_param = sharded if zero_stage >= 3 else n_params
     return Footprint(
         n_params=n_params,
-        params=n_params * param_bytes,
-        grads=n_params * grad_bytes,
-        optimizer_state=n_params * state_tensors(optimizer) * state_bytes,
-        master_weights=n_params * 4 if master_weights else 0,
+        params=n_param * param_bytes,
+        grads=n_grad * grad_bytes,
+        optimizer_state=n_state * state_tensors(optimizer) * state_bytes,
+        master_weights=n_state * 4 if master_weights else 0,
+        zero_stage=zero_stage,
+        world_size=world_size,
     )
 
 
+def local_bytes(tensor) -> int:
+    """Bytes a tensor occupies in this process: for a sharded ``DTensor`` (FSDP2's parameters, their
+    gradients and optimizer state) only the local shard, since its ``numel()`` counts the whole tensor."""
+    if hasattr(tensor, "to_local"):
+        tensor = tensor.to_local()
+    return tensor.numel() * tensor.element_size()
+
+
 def measured_state_bytes(optimizer: torch.optim.Optimizer) -> int:
-    """Bytes of tensors actually held in a torch optimizer's state (after at least one step)."""
+    """Bytes of tensors actually held in a torch optimizer's state in this process (after at least one
+    step); a sharded ``DTensor`` counts its local shard only (see :func:`local_bytes`)."""
     total = 0
     for state in optimizer.state.values():
         for value in state.values():
             if torch.is_tensor(value):
-                total += value.numel() * value.element_size()
+                total += local_bytes(value)
     return total
 
 

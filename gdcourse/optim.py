@@ -452,3 +452,115 @@ class Shampoo:
             L += g @ g.T
             R += g.T @ g
             p -= lr * (self._inverse_root(L) @ g @ self._inverse_root(R))
+
+
+# ---------------------------------------------------------------------------------------------
+# Schedules after cosine (chapter 22): Schedule-Free AdamW and an EMA of the weights. Same
+# contract; ScheduleFreeAdamW adds eval_params / train_params, as schedulefree's
+# optimizer.eval() / .train(); tests compare it with schedulefree.AdamWScheduleFreeReference and
+# WeightEMA with torch.optim.swa_utils.AveragedModel(get_ema_multi_avg_fn) in float64.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScheduleFreeAdamW:
+    """Schedule-Free AdamW (Defazio et al. 2024), as ``schedulefree.AdamWScheduleFreeReference``.
+
+    Three sequences per parameter: ``z`` takes AdamW's steps (constant rate, no schedule); ``x``
+    is a running average of the ``z``'s, ``x = (1 - c) x + c z`` with ``c = w_t / sum(w)`` and
+    ``w_t = (t^r) lr_max^weight_lr_power`` (uniform after warm-up, when ``r = 0``); the gradient
+    is taken at ``y = beta1 x + (1 - beta1) z``, between the two. The average does what a
+    schedule's decay would do, so no run length is needed; ``beta1`` plays momentum's part
+    (there is no first moment ``m``). Weight decay is ``lr weight_decay y``, applied to ``z``.
+
+    **Where the weights are.** During training ``params`` hold ``y`` (the gradient's point, as
+    in schedulefree's ``train()`` mode). ``x`` is what to evaluate and deploy:
+    ``eval_params(params, state)`` puts ``x`` into ``params``; ``train_params`` puts ``y`` back.
+    ``step`` refuses to run in eval mode, and evaluating at ``y`` instead of ``x`` (or keeping
+    batch-norm statistics gathered at ``y``) is the trap chapter 22 measures. ``warmup_steps``
+    scales the rate by ``(t + 1) / warmup_steps`` for the first steps, as schedulefree does;
+    ``lr=`` in ``step`` replaces ``lr`` before that factor.
+    """
+
+    lr: float = 0.0025
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    warmup_steps: int = 0
+    r: float = 0.0
+    weight_lr_power: float = 2.0
+
+    def init(self, params):
+        return {"t": 0, "z": [p.copy() for p in params], "x": [p.copy() for p in params],
+                "v": _zeros(params), "weight_sum": 0.0, "lr_max": -1.0, "train_mode": True}
+
+    def _y(self, params, state):
+        b1 = self.betas[0]
+        for p, x, z in zip(params, state["x"], state["z"]):
+            np.multiply(x, b1, out=p)                 # y = b1 x + (1 - b1) z
+            p += (1 - b1) * z
+
+    def eval_params(self, params, state):
+        """Put the average ``x`` into ``params``: evaluate, checkpoint or deploy these."""
+        if state["train_mode"]:
+            for p, x in zip(params, state["x"]):
+                p[...] = x
+            state["train_mode"] = False
+
+    def train_params(self, params, state):
+        """Put ``y`` (where gradients are taken) back into ``params`` before the next step."""
+        if not state["train_mode"]:
+            self._y(params, state)
+            state["train_mode"] = True
+
+    def step(self, params, grads, state, *, lr=None):
+        _check(params, grads)
+        if not state["train_mode"]:
+            raise RuntimeError("step() in eval mode: call train_params(params, state) first")
+        b1, b2 = self.betas
+        k = state["t"]
+        lr = (self.lr if lr is None else lr) * (min(1.0, (k + 1) / self.warmup_steps) if self.warmup_steps else 1.0)
+        state["lr_max"] = lr_max = max(lr, state["lr_max"])
+        weight = (k + 1) ** self.r * lr_max**self.weight_lr_power
+        state["weight_sum"] += weight
+        c = weight / state["weight_sum"] if state["weight_sum"] else 0.0
+        bias_correction2 = 1 - b2 ** (k + 1)
+        for p, g, z, x, v in zip(params, grads, state["z"], state["x"], state["v"]):
+            if self.weight_decay:
+                z -= (lr * self.weight_decay) * p     # decay at y, the point the gradient saw
+            v *= b2                                   # v = b2 v + (1 - b2) g^2, Adam's second moment
+            v += (1 - b2) * g * g
+            z -= lr * g / (np.sqrt(v / bias_correction2) + self.eps)
+            x *= 1 - c                                # x = (1 - c) x + c z: the running average
+            x += c * z
+        self._y(params, state)
+        state["t"] = k + 1
+
+
+@dataclass(frozen=True)
+class WeightEMA:
+    """An exponential moving average of the weights, as ``torch.optim.swa_utils.AveragedModel``
+    with ``multi_avg_fn=get_ema_multi_avg_fn(decay)``: the first ``update`` copies the weights,
+    later ones do ``average += (1 - decay) (params - average)``.
+
+    Not an optimizer: it watches one and keeps a copy that forgets with a timescale of about
+    ``1 / (1 - decay)`` steps, which averages out the last steps' noise the way a schedule's
+    decay would. Evaluate ``state["average"]``; keep training ``params``.
+    """
+
+    decay: float = 0.999
+
+    def __post_init__(self):
+        if not 0.0 <= self.decay <= 1.0:
+            raise ValueError(f"decay must be in [0, 1], got {self.decay!r}")
+
+    def init(self, params):
+        return {"n_averaged": 0, "average": [p.copy() for p in params]}
+
+    def update(self, params, state):
+        for p, a in zip(params, state["average"]):
+            if state["n_averaged"] == 0:
+                a[...] = p
+            else:
+                a += (1 - self.decay) * (p - a)
+        state["n_averaged"] += 1

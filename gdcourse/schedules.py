@@ -130,3 +130,60 @@ class CosineWarmup:
         if t < self.warmup_steps:
             return self.lr * 0.5 * (1 - math.cos(math.pi * t / self.warmup_steps))
         return self.lr if self.after is None else self.after(t - self.warmup_steps)
+
+
+@dataclass(frozen=True)
+class WSD:
+    """Warm-up, stable, decay (Hu et al. 2024; Hägele et al. 2024), as transformers'
+    ``get_wsd_schedule`` with ``num_decay_steps = round(decay_fraction * total_steps)``.
+
+    Linear warm-up from 0 over ``warmup_steps`` (as :class:`WarmupCosine`), then ``lr`` held
+    constant, then a cooldown over the last ``decay_fraction`` of the run to ``min_lr`` at
+    ``total_steps`` (flat after). ``shape`` is the cooldown's: ``"linear"``, ``"1-sqrt"``
+    (``lr (1 - sqrt(progress))``, Hägele et al.'s best; ``"sqrt"`` is accepted for it) or
+    ``"cosine"``. Every WSD with the same ``lr`` and warm-up is the same function until its
+    cooldown starts, so one constant-rate run can be branched into cooldowns of any length:
+    the run length need not be known in advance. (transformers warms up from
+    ``min_lr``, not from 0; the two agree when ``min_lr = 0``.)
+    """
+
+    lr: float
+    warmup_steps: int
+    total_steps: int
+    decay_fraction: float = 0.2
+    min_lr: float = 0.0
+    shape: str = "linear"
+
+    def __post_init__(self):
+        _check_steps(total_steps=self.total_steps)
+        if not isinstance(self.warmup_steps, int) or self.warmup_steps < 0:
+            raise ValueError(f"warmup_steps must be a non-negative integer, got {self.warmup_steps!r}")
+        if self.shape not in ("linear", "1-sqrt", "sqrt", "cosine"):
+            raise ValueError(f"shape must be 'linear', '1-sqrt' (or 'sqrt') or 'cosine', got {self.shape!r}")
+        if not 0 < self.decay_fraction <= 1:
+            raise ValueError(f"decay_fraction must be in (0, 1], got {self.decay_fraction!r}")
+        if self.warmup_steps + self.decay_steps > self.total_steps:
+            raise ValueError("warm-up and cooldown together are longer than total_steps")
+
+    @property
+    def decay_steps(self) -> int:
+        return max(1, round(self.decay_fraction * self.total_steps))
+
+    @property
+    def decay_start(self) -> int:
+        """The first step of the cooldown; before it the schedule is warm-up then constant."""
+        return self.total_steps - self.decay_steps
+
+    def __call__(self, t: int) -> float:
+        if t < self.warmup_steps:
+            return self.lr * t / self.warmup_steps
+        if t < self.decay_start:
+            return self.lr
+        progress = min(1.0, (t - self.decay_start) / self.decay_steps)
+        if self.shape == "linear":
+            factor = 1.0 - progress
+        elif self.shape == "cosine":
+            factor = 0.5 * (1.0 + math.cos(math.pi * progress))
+        else:                                          # 1-sqrt: drops fast, then flattens
+            factor = 1.0 - math.sqrt(progress)
+        return self.min_lr + (self.lr - self.min_lr) * factor

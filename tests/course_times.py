@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-WORDS = {"forty minutes": 40, "forty-five minutes": 45, "fifty minutes": 50, "an hour": 60,
+WORDS = {"thirty minutes": 30, "thirty-five minutes": 35, "forty minutes": 40, "forty-five minutes": 45, "fifty minutes": 50, "fifty-five minutes": 55, "an hour": 60,
          "an hour and a quarter": 75, "an hour and a half": 90, "ninety minutes": 90, "two hours": 120}
 
 

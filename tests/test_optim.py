@@ -344,3 +344,153 @@ def test_shampoos_first_step_is_the_orthogonalised_gradient():
     assert optim.state_bytes(opt.init(p)) == (36 + 16) * 8
     with pytest.raises(ValueError, match="2-D"):
         opt.init([np.zeros(3)])
+
+
+# --- Schedule-Free AdamW and the EMA of weights (chapter 22) -----------------------------------
+
+SF_STEPS = 200
+
+
+def _long_problem(seed, steps=SF_STEPS):
+    rng = np.random.default_rng(seed)
+    params = [rng.standard_normal(s) for s in SHAPES]
+    grads = [[rng.standard_normal(s) * 10.0 ** rng.uniform(-3, 1) for s in SHAPES] for _ in range(steps)]
+    return params, grads
+
+
+def _schedulefree_run(cls, kwargs, params, grads, lrs=None):
+    """(y after every step, x at the end) from a schedulefree optimizer in float64."""
+    tensors = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in params]
+    opt = cls(tensors, **kwargs)
+    opt.train()
+    history = []
+    for t, gs in enumerate(grads):
+        if lrs is not None:
+            opt.param_groups[0]["lr"] = lrs[t]
+        for p, g in zip(tensors, gs):
+            p.grad = torch.tensor(g, dtype=torch.float64)
+        opt.step()
+        history.append([p.detach().numpy().copy() for p in tensors])
+    opt.eval()
+    return history, [p.detach().numpy().copy() for p in tensors]
+
+
+def _ours_sf_run(opt, params, grads, lrs=None):
+    params = [p.copy() for p in params]
+    state = opt.init(params)
+    history = _ours_run_with_state(opt, params, grads, state, lrs)
+    opt.eval_params(params, state)
+    return history, [p.copy() for p in params]
+
+
+def _ours_run_with_state(opt, params, grads, state, lrs=None):
+    history = []
+    for t, gs in enumerate(grads):
+        opt.step(params, gs, state, lr=None if lrs is None else lrs[t])
+        history.append([p.copy() for p in params])
+    return history
+
+
+SF_CASES = [
+    ("defaults", {}),
+    ("weight-decay", dict(lr=0.01, weight_decay=0.1)),
+    ("warmup", dict(lr=0.02, warmup_steps=30)),
+    ("polynomial-weights", dict(lr=0.01, r=1.0, weight_lr_power=0.0, betas=(0.95, 0.99), warmup_steps=10)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", SF_CASES, ids=[c[0] for c in SF_CASES])
+def test_schedule_free_adamw_matches_schedulefrees_reference_over_many_steps(name, kwargs, capsys):
+    from schedulefree import AdamWScheduleFreeReference
+
+    params, grads = _long_problem(0)
+    ours_y, ours_x = _ours_sf_run(optim.ScheduleFreeAdamW(**kwargs), params, grads)
+    ref_y, ref_x = _schedulefree_run(AdamWScheduleFreeReference, kwargs, params, grads)
+    assert _max_rel_error(ours_y, ref_y) <= 1e-7
+    assert _max_rel_error([ours_x], [ref_x]) <= 1e-7
+    assert _max_rel_error([ours_x], [ours_y[-1]]) > 1e-3     # x and y really differ
+
+
+def test_schedule_free_adamw_matches_the_packages_default_optimizer_too():
+    """AdamWScheduleFree keeps only z and y (x is recovered by extrapolation): the same update."""
+    from schedulefree import AdamWScheduleFree
+
+    kwargs = dict(lr=0.01, weight_decay=0.05, warmup_steps=20)
+    params, grads = _long_problem(1)
+    ours_y, ours_x = _ours_sf_run(optim.ScheduleFreeAdamW(**kwargs), params, grads)
+    ref_y, ref_x = _schedulefree_run(AdamWScheduleFree, dict(kwargs, foreach=False), params, grads)
+    assert _max_rel_error(ours_y, ref_y) <= 1e-7 and _max_rel_error([ours_x], [ref_x]) <= 1e-7
+
+
+def test_schedule_free_per_step_learning_rate_matches_param_group_edits(capsys):
+    from schedulefree import AdamWScheduleFreeReference
+
+    params, grads = _long_problem(2)
+    lrs = [0.01 * (1 + np.sin(t / 9)) for t in range(SF_STEPS)]
+    ours = _ours_sf_run(optim.ScheduleFreeAdamW(lr=1.0), params, grads, lrs)
+    ref = _schedulefree_run(AdamWScheduleFreeReference, dict(lr=1.0), params, grads, lrs)
+    assert _max_rel_error(ours[0], ref[0]) <= 1e-7 and _max_rel_error([ours[1]], [ref[1]]) <= 1e-7
+
+
+def test_the_schedule_free_comparison_would_catch_a_gradient_taken_at_x(capsys):
+    from schedulefree import AdamWScheduleFreeReference
+
+    params, grads = _long_problem(0)
+    ref_y, _ = _schedulefree_run(AdamWScheduleFreeReference, {}, params, grads)
+    at_x, _ = _ours_sf_run(optim.ScheduleFreeAdamW(betas=(1.0 - 1e-12, 0.999)), params, grads)  # y ~ x
+    assert _max_rel_error(at_x, ref_y) > 1e-3
+
+
+def test_schedule_free_eval_and_train_swap_x_and_y_exactly_and_step_refuses_eval_mode():
+    params, grads = _long_problem(0, steps=30)
+    opt = optim.ScheduleFreeAdamW(lr=0.01)
+    params = [p.copy() for p in params]
+    state = opt.init(params)
+    _ours_run_with_state(opt, params, grads, state)
+    y = [p.copy() for p in params]
+    opt.eval_params(params, state)
+    opt.eval_params(params, state)                   # twice is harmless, as schedulefree's eval()
+    for p, x, z in zip(params, state["x"], state["z"]):
+        np.testing.assert_array_equal(p, x)
+        assert not np.allclose(p, z)
+    with pytest.raises(RuntimeError, match="train_params"):
+        opt.step(params, grads[0], state)
+    opt.train_params(params, state)
+    for p, y_before in zip(params, y):
+        np.testing.assert_array_equal(p, y_before)
+    assert optim.state_bytes(state) == 3 * sum(p.nbytes for p in params)   # z, x and v
+
+
+@pytest.mark.parametrize("decay", [0.9, 0.99, 0.999])
+def test_weight_ema_matches_torchs_averaged_model_over_many_steps(decay):
+    from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+    rng = np.random.default_rng(3)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2)).double()
+    averaged = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay))
+    ema = optim.WeightEMA(decay)
+    params = [p.detach().numpy().copy() for p in model.parameters()]
+    state = ema.init(params)
+    for _ in range(SF_STEPS):
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(torch.tensor(rng.standard_normal(tuple(p.shape))))
+        params = [p.detach().numpy().copy() for p in model.parameters()]
+        averaged.update_parameters(model)
+        ema.update(params, state)
+        theirs = [p.detach().numpy() for p in averaged.module.parameters()]
+        assert _max_rel_error([state["average"]], [theirs]) <= 1e-7
+    assert state["n_averaged"] == int(averaged.n_averaged) == SF_STEPS
+    assert _max_rel_error([state["average"]], [params]) > 1e-3    # the average lags the weights
+
+
+def test_weight_ema_first_update_copies_and_decay_is_checked():
+    ema = optim.WeightEMA(0.5)
+    params = [np.zeros(3)]
+    state = ema.init(params)
+    ema.update([np.ones(3)], state)
+    np.testing.assert_array_equal(state["average"][0], np.ones(3))
+    ema.update([np.full(3, 3.0)], state)
+    np.testing.assert_array_equal(state["average"][0], np.full(3, 2.0))
+    with pytest.raises(ValueError):
+        optim.WeightEMA(1.5)

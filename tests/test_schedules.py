@@ -74,3 +74,47 @@ def test_cosine_warmup_is_smooth_and_reaches_the_peak_without_a_jump():
 def test_bad_schedule_arguments_get_clear_errors(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+@pytest.mark.parametrize("shape", ["linear", "1-sqrt", "cosine"])
+@pytest.mark.parametrize("decay_fraction", [0.1, 0.2, 0.35])
+def test_wsd_matches_transformers_get_wsd_schedule_at_every_step(shape, decay_fraction):
+    from transformers import get_wsd_schedule
+
+    total = STEPS - 5                                  # run past the end: both stay at min_lr
+    ours = schedules.WSD(0.1, warmup_steps=8, total_steps=total, decay_fraction=decay_fraction, shape=shape)
+    decay_steps = round(decay_fraction * total)
+    _close(_ours(ours), _torch_lrs(lambda o: get_wsd_schedule(o, 8, decay_steps, num_training_steps=total,
+                                                              decay_type=shape), 0.1))
+    assert ours.decay_steps == decay_steps and ours(total) == 0.0
+
+
+def test_wsd_with_a_floor_matches_transformers_after_the_warmup_and_warms_up_from_zero():
+    from transformers import get_wsd_schedule
+
+    ours = _ours(schedules.WSD(0.1, warmup_steps=8, total_steps=50, min_lr=0.01, shape="sqrt"))
+    theirs = _torch_lrs(lambda o: get_wsd_schedule(o, 8, 10, num_training_steps=50, decay_type="1-sqrt",
+                                                   min_lr_ratio=0.1), 0.1)
+    _close(ours[8:], theirs[8:])                       # transformers warms up from min_lr, we from 0
+    assert ours[0] == 0.0 and ours[49] > 0.01 and ours[50:] == pytest.approx(0.01)
+
+
+def test_wsd_runs_of_any_length_share_everything_before_their_cooldown():
+    long = schedules.WSD(0.1, warmup_steps=5, total_steps=200)
+    for total in (40, 80, 120):
+        short = schedules.WSD(0.1, warmup_steps=5, total_steps=total)
+        np.testing.assert_array_equal(_ours(short, short.decay_start), _ours(long, short.decay_start))
+        assert short(short.decay_start - 1) == 0.1 and short(short.decay_start + 1) < 0.1
+    # a cosine of a different length differs almost at once: it must know the length in advance
+    assert schedules.WarmupCosine(0.1, 5, 40)(10) != schedules.WarmupCosine(0.1, 5, 200)(10)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: schedules.WSD(0.1, warmup_steps=10, total_steps=10),
+    lambda: schedules.WSD(0.1, warmup_steps=0, total_steps=10, decay_fraction=0.0),
+    lambda: schedules.WSD(0.1, warmup_steps=0, total_steps=10, shape="exp"),
+    lambda: schedules.WSD(0.1, warmup_steps=-1, total_steps=10),
+])
+def test_bad_wsd_arguments_get_clear_errors(bad):
+    with pytest.raises(ValueError):
+        bad()
