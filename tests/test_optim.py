@@ -10,10 +10,10 @@ SHAPES = [(7,), (3, 4), (2, 3, 5), (1,)]
 STEPS = 25
 
 
-def _problem(seed):
+def _problem(seed, steps=STEPS):
     rng = np.random.default_rng(seed)
     params = [rng.standard_normal(s) for s in SHAPES]
-    grads = [[rng.standard_normal(s) * 10.0 ** rng.uniform(-3, 1) for s in SHAPES] for _ in range(STEPS)]
+    grads = [[rng.standard_normal(s) * 10.0 ** rng.uniform(-3, 1) for s in SHAPES] for _ in range(steps)]
     return params, grads
 
 
@@ -352,10 +352,7 @@ SF_STEPS = 200
 
 
 def _long_problem(seed, steps=SF_STEPS):
-    rng = np.random.default_rng(seed)
-    params = [rng.standard_normal(s) for s in SHAPES]
-    grads = [[rng.standard_normal(s) * 10.0 ** rng.uniform(-3, 1) for s in SHAPES] for _ in range(steps)]
-    return params, grads
+    return _problem(seed, steps)
 
 
 def _schedulefree_run(cls, kwargs, params, grads, lrs=None):
