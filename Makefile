@@ -23,7 +23,7 @@ help:
 	@echo "make check      the fast tier (< 3 min): every test but cohort grading, notebook execution,"
 	@echo "                the book build and the browser"
 	@echo "make site-check open every page of the book that make book built in headless Chromium"
-	@echo "make mutants    grade every bug in solutions/*/variants.py (make test grades a dozen each)"
+	@echo "make mutants    grade every bug in solutions/*/variants.py (make test grades ten each)"
 	@echo "make exercises  regenerate exercises/ from solutions/ (nbgrader)"
 	@echo "make notebooks  execute every notebook at CI parameters and time them"
 	@echo "make freeze     pin the installed versions into requirements-release.txt"
@@ -81,7 +81,7 @@ test: $(STAMP) browser
 check: $(STAMP)
 	$(PY) -m pytest $(XDIST) -m "not slow"
 
-# Every bug of every assignment's variants.py graded, not only the dozen per assignment `make test`
+# Every bug of every assignment's variants.py graded, not only the ten per assignment `make test`
 # grades (tests/test_exercises.py: CORE_WRONG): run it after changing an assignment's cases.
 mutants: $(STAMP)
 	GDCOURSE_ALL_VARIANTS=1 $(PY) -m pytest $(XDIST) tests/test_exercises.py

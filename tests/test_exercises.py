@@ -70,7 +70,7 @@ def test_every_assignment_has_graded_variants():
 # round-robin over the test cells the bugs are written for, in the order the module lists them, so
 # every test cell that has bugs keeps some. `make mutants` grades all of them (GDCOURSE_ALL_VARIANTS=1),
 # as a maintainer should after changing an assignment's cases; each one is a torch process (2-5 s).
-CORE_WRONG = 12
+CORE_WRONG = 10
 
 
 def graded_wrong(module) -> list[str]:
